@@ -1,0 +1,41 @@
+// swift-tools-version: 6.1
+// Keel: Core Data's programming model on Linux, on its own storage engine.
+// Layers (Docs/Architecture.md): CLZ4 / CKeelSupport → KeelStorage → (KeelModel → KeelProtocol → KeelServer / KeelClient).
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Keel",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "KeelStorage", targets: ["KeelStorage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // liblz4 from the system, found through pkg-config (apt: liblz4-dev).
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"])]
+        ),
+        // Small C helpers the engine needs at hardware speed: CRC32C (SSE4.2 with a portable fallback).
+        .target(name: "CKeelSupport"),
+        .target(
+            name: "KeelStorage",
+            dependencies: ["CLZ4", "CKeelSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "KeelStorageTests",
+            dependencies: ["KeelStorage"],
+            swiftSettings: strict
+        ),
+    ]
+)

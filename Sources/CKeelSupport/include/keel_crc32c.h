@@ -1,0 +1,15 @@
+#ifndef KEEL_CRC32C_H
+#define KEEL_CRC32C_H
+#include <stddef.h>
+#include <stdint.h>
+
+/// Extends a CRC32C (Castagnoli, reflected polynomial 0x82F63B78) over `length` bytes.
+/// Start with crc = 0; the value passed in and returned is the finished (inverted) CRC, so
+/// calls chain: keel_crc32c(keel_crc32c(0, a, n), b, m) == keel_crc32c(0, a ++ b, n + m).
+/// Uses the SSE4.2 crc32 instruction when the CPU has it, a slicing-by-8 table otherwise.
+uint32_t keel_crc32c(uint32_t crc, const void *data, size_t length);
+
+/// 1 when the hardware path is in use (reported by the benchmark), 0 for the table fallback.
+int keel_crc32c_hardware(void);
+
+#endif

@@ -1,0 +1,21 @@
+// How the B+tree (and the free list and catalog) reach pages. The pager implements these for a
+// read snapshot (PageSource) and for the one write transaction (PageSink); the B+tree's unit tests
+// implement them over a plain dictionary.
+
+/// Read access to the pages of one snapshot. A returned buffer must not be modified.
+public protocol PageSource {
+    var pageSize: Int { get }
+    /// The page as of this snapshot, checksum-verified when it came from disk.
+    func page(_ number: PageNumber) throws(StorageError) -> PageBuffer
+}
+
+/// Write access inside the write transaction.
+public protocol PageSink: PageSource {
+    /// The page as this transaction may modify it: a private copy made on first call (copy on
+    /// write), the same buffer on later calls. `page(_:)` returns this copy too once it exists.
+    func writablePage(_ number: PageNumber) throws(StorageError) -> PageBuffer
+    /// A fresh page (zero-filled, owned by this transaction), from the free list or the end of file.
+    func allocatePage() throws(StorageError) -> (PageNumber, PageBuffer)
+    /// Returns a page to the free list. It must not be used again by the caller.
+    func freePage(_ number: PageNumber) throws(StorageError)
+}

@@ -1,0 +1,22 @@
+import CKeelSupport
+
+/// CRC32C (Castagnoli), hardware-accelerated when the CPU has SSE4.2. Every page and every log
+/// record carries one (Docs/Invariants.md, I3).
+public enum CRC32C {
+    /// The CRC32C of `bytes`, continuing from `crc` (0 to start).
+
+    public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
+        return keel_crc32c(crc, base, bytes.count)
+    }
+
+    /// The CRC32C of a little-endian integer's bytes, continuing from `crc`.
+
+    public static func checksum<T: FixedWidthInteger>(integer value: T, continuing crc: UInt32) -> UInt32 {
+        var le = value.littleEndian
+        return withUnsafeBytes(of: &le) { checksum($0, continuing: crc) }
+    }
+
+    /// Whether the hardware instruction is in use.
+    public static var isHardwareAccelerated: Bool { keel_crc32c_hardware() != 0 }
+}

@@ -1,0 +1,53 @@
+import Testing
+
+@testable import KeelStorage
+
+@Suite("Checksums and compression")
+struct SupportTests {
+    @Test("CRC32C matches the standard check value and chains across calls")
+    func crcCheckValue() {
+        let bytes = Array("123456789".utf8)
+        let whole = bytes.withUnsafeBytes { CRC32C.checksum($0) }
+        #expect(whole == 0xE306_9283)
+        let split = bytes.withUnsafeBytes { all in
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[4...]),
+                            continuing: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[..<4])))
+        }
+        #expect(split == whole)
+        // Long input exercises the 8-byte path; one flipped bit must change the value.
+        var long = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let a = long.withUnsafeBytes { CRC32C.checksum($0) }
+        long[5_000] ^= 0x10
+        let b = long.withUnsafeBytes { CRC32C.checksum($0) }
+        #expect(a != b)
+    }
+
+    @Test("LZ4 round-trips compressible data and refuses damaged blocks without crashing")
+    func lz4RoundTrip() throws {
+        let source = [UInt8](repeating: 7, count: 4096) + Array("tail".utf8)
+        var compressed = [UInt8](repeating: 0, count: LZ4.compressBound(source.count))
+        let n = source.withUnsafeBytes { src in
+            compressed.withUnsafeMutableBytes { LZ4.compress(src, into: $0, limit: source.count) }
+        }
+        let length = try #require(n)
+        #expect(length < 200)
+        var out = [UInt8](repeating: 0, count: source.count)
+        try compressed.withUnsafeBytes { c in
+            try out.withUnsafeMutableBytes { try LZ4.decompress(UnsafeRawBufferPointer(rebasing: c[..<length]), into: $0) }
+        }
+        #expect(out == source)
+        // Truncated input must be an error, never a crash or an over-read.
+        #expect(throws: StorageError.self) {
+            try compressed.withUnsafeBytes { c in
+                try out.withUnsafeMutableBytes { try LZ4.decompress(UnsafeRawBufferPointer(rebasing: c[..<(length / 2)]), into: $0) }
+            }
+        }
+        // Incompressible data does not "pay": compress returns nil under the limit.
+        var rng = SystemRandomNumberGenerator()
+        let noise = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let m = noise.withUnsafeBytes { src in
+            compressed.withUnsafeMutableBytes { LZ4.compress(src, into: $0, limit: noise.count) }
+        }
+        #expect(m == nil)
+    }
+}
