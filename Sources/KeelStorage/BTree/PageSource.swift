@@ -5,6 +5,10 @@
 /// Read access to the pages of one snapshot. A returned buffer must not be modified.
 public protocol PageSource {
     var pageSize: Int { get }
+    /// Grows whenever the pages of this transaction change (every writablePage, allocatePage and
+    /// freePage call). A cursor that sees it change re-seeks from its current key, so cursors stay
+    /// valid across writes in the same transaction. Always 0 for a read snapshot.
+    var changeCount: UInt64 { get }
     /// The page as of this snapshot, checksum-verified when it came from disk.
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer
 }
