@@ -170,8 +170,11 @@ public final class PosixFile: StorageFile {
         }
     }
 
+    /// Whether the descriptor is still open (it outlives `close()` while calls are in flight).
+    var isDescriptorOpen: Bool { descriptor.withLock { $0.fd >= 0 } }
+
     /// Runs `body` with the descriptor, which stays open until `body` returns.
-    private func withDescriptor<T>(
+    func withDescriptor<T>(
         _ operation: String, _ body: (Int32) throws(StorageError) -> T
     ) throws(StorageError) -> T {
         let fd = try descriptor.withLock { (d) throws(StorageError) -> Int32 in

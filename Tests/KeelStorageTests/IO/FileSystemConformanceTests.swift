@@ -1,4 +1,5 @@
-// Semantics every FileSystem must share, run against the real file system and the in-memory one.
+// Semantics every FileSystem must share, run against the real file system, the in-memory one
+// and the live view of the crash-simulating one.
 
 import Glibc
 import Testing
@@ -7,7 +8,7 @@ import Testing
 
 /// The file systems the conformance suite runs against.
 enum FileSystemUnderTest: String, CaseIterable, CustomTestStringConvertible {
-    case posix, inMemory
+    case posix, inMemory, crashSimulating
 
     var testDescription: String { rawValue }
 
@@ -16,11 +17,12 @@ enum FileSystemUnderTest: String, CaseIterable, CustomTestStringConvertible {
         switch self {
         case .posix: try withTemporaryDirectory { try body(PosixFileSystem(), $0) }
         case .inMemory: try body(InMemoryFileSystem(), "/mem")
+        case .crashSimulating: try body(CrashSimulatingFileSystem(), "/crash")
         }
     }
 }
 
-@Suite("FileSystem conformance: POSIX and in-memory behave alike")
+@Suite("FileSystem conformance: POSIX, in-memory and crash-simulating behave alike")
 struct FileSystemConformanceTests {
     @Test("writes past the end zero-fill the gap, and reads are short only at the end", arguments: FileSystemUnderTest.allCases)
     func sparseWritesAndShortReads(_ kind: FileSystemUnderTest) throws {

@@ -1,4 +1,6 @@
+import Dispatch
 import Glibc
+import Synchronization
 import Testing
 
 @testable import KeelStorage
@@ -181,6 +183,51 @@ struct PosixFileSystemTests {
             #expect((#expect(throws: StorageError.self) { try file.write(bytes: [1], at: 0) })?.code == .closed)
             #expect((#expect(throws: StorageError.self) { try file.sync() })?.code == .closed)
             #expect((#expect(throws: StorageError.self) { _ = try file.size() })?.code == .closed)
+        }
+    }
+
+    @Test("closing while a call is in flight closes the descriptor only when that call returns")
+    func closeDuringCall() throws {
+        try withTemporaryDirectory { dir in
+            let file = try fs.openFile(dir + "/f", options: .createIfNeeded)
+            try file.write(bytes: [1, 2, 3], at: 0)
+            try file.withDescriptor("test") { (fd) throws(StorageError) in
+                try file.close()
+                #expect(file.isDescriptorOpen)
+                var byte: UInt8 = 0
+                #expect(pread(fd, &byte, 1, 1) == 1)
+                #expect(byte == 2)
+                #expect((#expect(throws: StorageError.self) { _ = try file.size() })?.code == .closed)
+            }
+            #expect(!file.isDescriptorOpen)
+        }
+    }
+
+    @Test("threads reading while another closes get the right bytes or .closed, never another file's")
+    func concurrentClose() throws {
+        try withTemporaryDirectory { dir in
+            let bytes = (0..<4096).map { UInt8(truncatingIfNeeded: $0) }
+            let file = try fs.openFile(dir + "/f", options: .createIfNeeded)
+            try file.write(bytes: bytes, at: 0)
+            let wrong = Mutex(0)
+            DispatchQueue.concurrentPerform(iterations: 5) { t in
+                if t == 0 {
+                    usleep(2_000)
+                    try? file.close()
+                    return
+                }
+                for _ in 0..<2_000 {
+                    do {
+                        if try file.read(count: 4096, at: 0) != bytes { wrong.withLock { $0 += 1 } }
+                    } catch let error as StorageError where error.code == .closed {
+                        break
+                    } catch {
+                        wrong.withLock { $0 += 1 }
+                    }
+                }
+            }
+            #expect(wrong.withLock { $0 } == 0)
+            #expect(!file.isDescriptorOpen)
         }
     }
 
