@@ -84,9 +84,9 @@ extension Pager {
                 "cut off readers holding old snapshots so the log can be checkpointed",
                 metadata: ["store.path": "\(path)", "readers": "\(cutOff)", "log.bytes": "\(log.frameBytes)"])
         }
-        // 3. Copy, in page order.
+        // 3. Copy, in page order (nothing to copy: no write and no fsync).
         let sorted = work.sorted { $0.0 < $1.0 }
-        do throws(StorageError) {
+        if !sorted.isEmpty { do throws(StorageError) {
             // Runs of consecutive pages go out in one write of up to 1 MiB.
             var run: [UInt8] = []
             run.reserveCapacity(1 << 20)
@@ -125,7 +125,7 @@ extension Pager {
             let stop = StorageError(.readOnly, "a checkpoint could not write the page file; the store is read-only until reopened", cause: error)
             groupCommit.stop(stop)
             throw stop
-        }
+        } }
         state.withLock { s in
             s.backfilled = max(s.backfilled, target)
             s.epoch &+= 1
