@@ -1,0 +1,250 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Runs the plan against every engine built in, workload by workload (for each workload Keel then
+/// SQLite, so that both see the machine in the same state), and collects the report.
+final class Runner {
+    let plan: Plan
+    let engines: [any BenchEngine.Type]
+    /// The run's own directory (fresh, removed at the end); one subdirectory per store.
+    let root: String
+    private(set) var report: RunReport
+
+    init(plan: Plan, engines: [any BenchEngine.Type], root: String, machine: MachineFacts, date: String) {
+        self.plan = plan
+        self.engines = engines
+        self.root = root
+        report = RunReport(
+            date: date, plan: plan, machine: machine, data: DataFacts(seed: plan.seed),
+            engines: engines.map { $0.name }, keelEngineBuiltIn: engines.contains { $0.name == keelName })
+    }
+
+    func run() throws -> RunReport {
+        if plan.needsBulkLoad { try runOnBulkLoadedStores() }
+        let commitData = KeyValueSet(count: max(plan.commit1, plan.commit16), seed: plan.seed &+ 1)
+        for durability in Durability.allCases {
+            if plan.includes(.commit1) {
+                try runCommits(.commit1, threads: 1, count: plan.commit1, durability: durability, data: commitData)
+            }
+            if plan.includes(.commit16) {
+                try runCommits(
+                    .commit16, threads: plan.commitThreads, count: plan.commit16, durability: durability, data: commitData)
+            }
+        }
+        return report
+    }
+
+    // MARK: - bulk-insert, point-read, range-scan, compact
+
+    private func runOnBulkLoadedStores() throws {
+        progress("generating \(grouped(plan.keys)) keys")
+        let data = KeyValueSet(count: plan.keys, seed: plan.seed)
+        var stores: [(name: String, store: any MainStore)] = []
+        for engine in engines {
+            let directory = try makeDirectory("\(engine.name.lowercased())-main")
+            stores.append((engine.name, try engine.openMainStore(directory: directory)))
+        }
+
+        // bulk-insert: every key in one transaction, committed, then checkpointed; timed to the
+        // end of the checkpoint, when the data is in the page file for both engines.
+        var results: [String: Measurement] = [:]
+        var loadedBytes: [String: Int] = [:]
+        for (name, store) in stores {
+            let (_, commitSeconds) = try step("bulk-insert", name) { try store.bulkInsert(data, count: data.count) }
+            let (_, checkpointSeconds) = try timed { try store.checkpoint() }
+            loadedBytes[name] = storeBytes(in: store.directory)
+            results[name] = Measurement(
+                ops: data.count, seconds: commitSeconds + checkpointSeconds,
+                details: [
+                    "commitSeconds": commitSeconds, "checkpointSeconds": checkpointSeconds,
+                    "storeBytes": Double(loadedBytes[name]!),
+                ])
+        }
+        if plan.includes(.bulkInsert) {
+            report.rows.append(Row(workload: .bulkInsert, durability: nil, ops: data.count, results: results))
+        }
+
+        if plan.includes(.pointRead) {
+            let warmup = randomIndices(plan.warmupReads, below: data.count, seed: plan.seed &+ 2)
+            let order = randomIndices(plan.pointReads, below: data.count, seed: plan.seed &+ 3)
+            var results: [String: Measurement] = [:]
+            var tallies: [String: Tally] = [:]
+            for (name, store) in stores {
+                _ = try store.pointReads(data, order: warmup)
+                let (tally, seconds) = try step("point-read", name) { try store.pointReads(data, order: order) }
+                if tally.rows != order.count {
+                    fail("point-read: \(name) found \(tally.rows) of \(order.count) keys")
+                }
+                tallies[name] = tally
+                results[name] = Measurement(ops: order.count, seconds: seconds)
+            }
+            crossCheck("point-read", tallies)
+            report.rows.append(Row(workload: .pointRead, durability: nil, ops: order.count, results: results))
+        }
+
+        if plan.includes(.rangeScan) {
+            let starts = randomIndices(plan.rangeScans, below: data.count, seed: plan.seed &+ 4)
+            var results: [String: Measurement] = [:]
+            var tallies: [String: Tally] = [:]
+            for (name, store) in stores {
+                let (tally, seconds) = try step("range-scan", name) {
+                    try store.rangeScans(data, starts: starts, length: plan.rangeLength)
+                }
+                tallies[name] = tally
+                results[name] = Measurement(
+                    ops: starts.count, seconds: seconds, details: ["rows": Double(tally.rows)])
+            }
+            crossCheck("range-scan", tallies)
+            report.rows.append(Row(workload: .rangeScan, durability: nil, ops: starts.count, results: results))
+        }
+
+        if plan.includes(.compact) {
+            let doomed = (0..<data.count).filter { $0 % plan.keepEvery != 0 }.map { Int32($0) }
+            let remaining = data.count - doomed.count
+            var tallies: [String: Tally] = [:]
+            for (name, store) in stores {
+                let (deleted, deleteSeconds) = try step("compact: delete \(grouped(doomed.count)) keys", name) {
+                    try store.delete(data, indices: doomed)
+                }
+                if deleted != doomed.count { fail("compact: \(name) deleted \(deleted) of \(doomed.count) keys") }
+                let (_, checkpointSeconds) = try timed { try store.checkpoint() }
+                let before = storeBytes(in: store.directory)
+                let (details, compactSeconds) = try step("compact", name) { try store.compact() }
+                let after = storeBytes(in: store.directory)
+                let tally = try store.fullScan()
+                if tally.rows != remaining { fail("compact: \(name) holds \(tally.rows) keys, expected \(remaining)") }
+                tallies[name] = tally
+                let live = KeyValueSet.payloadBytes(pairs: remaining)
+                report.compaction[name] = CompactionFigures(
+                    keysDeleted: deleted, keysRemaining: tally.rows, liveBytes: live,
+                    bytesLoaded: loadedBytes[name] ?? 0, bytesBefore: before, bytesAfter: after,
+                    afterOverLive: Double(after) / Double(live), deleteSeconds: deleteSeconds,
+                    checkpointSeconds: checkpointSeconds, compactSeconds: compactSeconds, details: details)
+            }
+            crossCheck("compact (full scan after)", tallies)
+        }
+
+        for (_, store) in stores {
+            try store.close()
+            removeDirectory(store.directory)
+        }
+    }
+
+    // MARK: - commit-1, commit-16
+
+    private func runCommits(_ workload: Workload, threads: Int, count: Int, durability: Durability, data: KeyValueSet)
+        throws
+    {
+        var results: [String: Measurement] = [:]
+        let name = "\(workload.rawValue) (\(durability.rawValue))"
+        for engine in engines {
+            let directory = try makeDirectory("\(engine.name.lowercased())-\(workload.rawValue)-\(durability.rawValue)")
+            let store = try engine.openCommitStore(directory: directory, durability: durability)
+            let (measurement, _) = try step(name, engine.name) {
+                try commitConcurrently(store: store, data: data, count: count, threads: threads)
+            }
+            let keys = try store.keyCount()
+            if keys != count { fail("\(name): \(engine.name) holds \(keys) keys after \(count) commits") }
+            try store.close()
+            removeDirectory(directory)
+            results[engine.name] = measurement
+        }
+        report.rows.append(Row(workload: workload, durability: durability, ops: count, results: results))
+    }
+
+    // MARK: - helpers
+
+    private func step<T>(_ what: String, _ engine: String, _ body: () throws -> T) throws -> (T, Double) {
+        let (value, seconds) = try timed(body)
+        progress("\(what): \(engine) \(duration(seconds))")
+        return (value, seconds)
+    }
+
+    private func fail(_ message: String) {
+        progress("FAILED CHECK: " + message)
+        report.failures.append(message)
+    }
+
+    /// Both engines did the same reads on the same data, so they must have seen the same bytes.
+    private func crossCheck(_ what: String, _ tallies: [String: Tally]) {
+        guard let first = tallies.first else { return }
+        for (name, tally) in tallies where tally != first.value {
+            fail("\(what): \(name) returned \(tally) but \(first.key) returned \(first.value)")
+        }
+    }
+
+    private func makeDirectory(_ name: String) throws -> String {
+        let path = root + "/" + name
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        return path
+    }
+
+    private func removeDirectory(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Runs `count` commits of `data[0..<count]` on `threads` threads (thread t commits keys t,
+/// t + threads, ...), each thread with its own session opened before the clock starts. Wall time
+/// runs from releasing the threads together to the last one finishing; every commit's latency is
+/// recorded.
+func commitConcurrently(store: any CommitStore, data: KeyValueSet, count: Int, threads: Int) throws -> Measurement {
+    final class Shared: Sendable {
+        let latencies = Mutex<[UInt64]>([])  // guards the merged per-commit latencies
+        let failure = Mutex<String?>(nil)  // guards the first error any thread met
+        let stop = Atomic<Bool>(false)
+        func fail(_ error: any Error) {
+            failure.withLock { if $0 == nil { $0 = "\(error)" } }
+            stop.store(true, ordering: .relaxed)
+        }
+    }
+    let shared = Shared()
+    let ready = DispatchGroup()
+    let done = DispatchGroup()
+    let go = DispatchSemaphore(value: 0)
+    for t in 0..<threads {
+        ready.enter()
+        done.enter()
+        let thread = Thread {
+            defer { done.leave() }
+            let session: (any CommitSession)?
+            do { session = try store.makeSession() } catch {
+                session = nil
+                shared.fail(error)
+            }
+            ready.leave()
+            go.wait()
+            guard let session else { return }
+            var local: [UInt64] = []
+            local.reserveCapacity(count / threads + 1)
+            var i = t
+            while i < count && !shared.stop.load(ordering: .relaxed) {
+                let start = monotonicNanos()
+                do { try session.commit(key: data.key(i), value: data.value(i)) } catch {
+                    shared.fail(error)
+                    break
+                }
+                local.append(monotonicNanos() - start)
+                i += threads
+            }
+            shared.latencies.withLock { $0.append(contentsOf: local) }
+        }
+        thread.start()
+    }
+    ready.wait()
+    let start = monotonicNanos()
+    for _ in 0..<threads { go.signal() }
+    done.wait()
+    let seconds = Double(monotonicNanos() - start) / 1e9
+    if let failure = shared.failure.withLock({ $0 }) { throw BenchError(failure) }
+    let latencies = shared.latencies.withLock { $0 }
+    return Measurement(ops: latencies.count, seconds: seconds, latency: Latency(nanos: latencies))
+}
+
+/// A progress line on standard error (standard output carries only the table or the JSON).
+func progress(_ line: String) {
+    let text = "keel-bench: " + line + "\n"
+    var bytes = Array(text.utf8)
+    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+}
