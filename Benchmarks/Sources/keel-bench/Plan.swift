@@ -24,6 +24,10 @@ struct Plan: Codable, Sendable {
     /// Untimed point reads (a different random sequence) before the timed ones: a warm cache.
     var warmupReads = 10_000
     var rangeScans: Int
+    /// point-read and range-scan run this many times per engine, alternating which engine goes
+    /// first; each engine's median round is its figure (reads change nothing, so rounds are cheap
+    /// insurance against a noisy neighbour).
+    var readRounds = 3
     var rangeLength = 100
     var commit1: Int
     var commit16: Int

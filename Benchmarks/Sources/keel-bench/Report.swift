@@ -67,8 +67,8 @@ extension RunReport {
         out.append("")
         out.append("Keel/SQLite is Keel's throughput over SQLite's: above 1 Keel is faster. Latencies are per commit (nearest rank).")
         out.append("bulk-insert: all keys in one transaction, commit, checkpoint (timed to the end of the checkpoint).")
-        out.append("point-read: \(grouped(plan.pointReads)) random existing keys in one read transaction, after \(grouped(plan.warmupReads)) untimed warm-up reads.")
-        out.append("range-scan: first \(plan.rangeLength) keys >= a random existing key, in key order, all scans in one read transaction.")
+        out.append("point-read: \(grouped(plan.pointReads)) random existing keys in one read transaction, after \(grouped(plan.warmupReads)) untimed warm-up reads; median of \(plan.readRounds) rounds.")
+        out.append("range-scan: first \(plan.rangeLength) keys >= a random existing key, in key order, all scans in one read transaction; median of \(plan.readRounds) rounds.")
         out.append("commit-N: single-put transactions of new keys into a fresh store from N threads, each durable per its sync mode when it returns.")
         out.append("Every read workload touches every byte returned; both engines must return the same bytes (checked).")
         if !failures.isEmpty {

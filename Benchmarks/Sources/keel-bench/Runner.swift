@@ -68,34 +68,19 @@ final class Runner {
         if plan.includes(.pointRead) {
             let warmup = randomIndices(plan.warmupReads, below: data.count, seed: plan.seed &+ 2)
             let order = randomIndices(plan.pointReads, below: data.count, seed: plan.seed &+ 3)
-            var results: [String: Measurement] = [:]
-            var tallies: [String: Tally] = [:]
-            for (name, store) in stores {
-                _ = try store.pointReads(data, order: warmup)
-                let (tally, seconds) = try step("point-read", name) { try store.pointReads(data, order: order) }
-                if tally.rows != order.count {
-                    fail("point-read: \(name) found \(tally.rows) of \(order.count) keys")
-                }
-                tallies[name] = tally
-                results[name] = Measurement(ops: order.count, seconds: seconds)
+            for (_, store) in stores { _ = try store.pointReads(data, order: warmup) }
+            let results = try readRounds("point-read", stores, ops: order.count) { store in
+                let tally = try store.pointReads(data, order: order)
+                return (tally, tally.rows == order.count ? nil : "found \(tally.rows) of \(order.count) keys")
             }
-            crossCheck("point-read", tallies)
             report.rows.append(Row(workload: .pointRead, durability: nil, ops: order.count, results: results))
         }
 
         if plan.includes(.rangeScan) {
             let starts = randomIndices(plan.rangeScans, below: data.count, seed: plan.seed &+ 4)
-            var results: [String: Measurement] = [:]
-            var tallies: [String: Tally] = [:]
-            for (name, store) in stores {
-                let (tally, seconds) = try step("range-scan", name) {
-                    try store.rangeScans(data, starts: starts, length: plan.rangeLength)
-                }
-                tallies[name] = tally
-                results[name] = Measurement(
-                    ops: starts.count, seconds: seconds, details: ["rows": Double(tally.rows)])
+            let results = try readRounds("range-scan", stores, ops: starts.count) { store in
+                (try store.rangeScans(data, starts: starts, length: plan.rangeLength), nil)
             }
-            crossCheck("range-scan", tallies)
             report.rows.append(Row(workload: .rangeScan, durability: nil, ops: starts.count, results: results))
         }
 
@@ -154,6 +139,34 @@ final class Runner {
     }
 
     // MARK: - helpers
+
+    /// Runs a read workload `plan.readRounds` times on every store, alternating which engine goes
+    /// first, cross-checks every round's tallies, and keeps each engine's median round.
+    private func readRounds(
+        _ what: String, _ stores: [(name: String, store: any MainStore)], ops: Int,
+        _ body: (any MainStore) throws -> (Tally, String?)
+    ) throws -> [String: Measurement] {
+        var seconds: [String: [Double]] = [:]
+        var rows: [String: Int] = [:]
+        for round in 0..<plan.readRounds {
+            var tallies: [String: Tally] = [:]
+            for (name, store) in round % 2 == 0 ? stores : stores.reversed() {
+                let ((tally, problem), time) = try step("\(what) round \(round + 1)", name) { try body(store) }
+                if let problem { fail("\(what): \(name) \(problem)") }
+                tallies[name] = tally
+                rows[name] = tally.rows
+                seconds[name, default: []].append(time)
+            }
+            crossCheck(what, tallies)
+        }
+        var results: [String: Measurement] = [:]
+        for (name, times) in seconds {
+            var details: [String: Double] = ["rows": Double(rows[name] ?? 0)]
+            for (i, time) in times.enumerated() { details["round\(i + 1)Seconds"] = time }
+            results[name] = Measurement(ops: ops, seconds: times.sorted()[times.count / 2], details: details)
+        }
+        return results
+    }
 
     private func step<T>(_ what: String, _ engine: String, _ body: () throws -> T) throws -> (T, Double) {
         let (value, seconds) = try timed(body)
