@@ -48,9 +48,11 @@ protocol MainStore: AnyObject {
     func bulkInsert(_ data: KeyValueSet, count: Int) throws
     /// Moves everything in the log into the page file and empties the log.
     func checkpoint() throws
-    /// Point reads of `data.key(i)` for each `i` in `order`, in one read transaction, touching
-    /// every byte of each value. A missing key is counted, not fatal (the harness reports it).
-    func pointReads(_ data: KeyValueSet, order: [Int32]) throws -> Tally
+    /// A point read of each key in `keys`, in order, in one read transaction, touching every
+    /// byte of each value. A missing key is counted, not fatal (the harness reports it). The keys
+    /// come as arrays, built untimed, because that is what Keel's `withValue(forKey:)` takes;
+    /// SQLite binds the same arrays' bytes, so both engines start from the same form.
+    func pointReads(_ keys: [[UInt8]]) throws -> Tally
     /// For each start key `data.key(i)`, `i` in `starts`: the first `length` keys >= it, in
     /// key order, touching every key and value byte. All scans in one read transaction.
     func rangeScans(_ data: KeyValueSet, starts: [Int32], length: Int) throws -> Tally

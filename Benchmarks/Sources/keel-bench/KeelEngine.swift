@@ -58,12 +58,12 @@
 
         func checkpoint() throws { try store.checkpoint() }
 
-        func pointReads(_ data: KeyValueSet, order: [Int32]) throws -> Tally {
+        func pointReads(_ keys: [[UInt8]]) throws -> Tally {
             var tally = Tally()
             try store.read { txn in
                 let tree = try kvTree(try txn.tree(KeelEngine.treeName))
-                for i in order {
-                    let found: Bool? = try tree.withValue(forKey: data.key(Int(i))) { value in
+                for key in keys {
+                    let found: Bool? = try tree.withValue(forKey: key) { value in
                         tally.add(value)
                         return true
                     }
@@ -83,8 +83,8 @@
                     var ok = try cursor.seek(to: data.key(Int(i)))
                     while ok {
                         tally.rows += 1
-                        cursor.withKey { tally.add($0) }
-                        cursor.withValue { tally.add($0) }
+                        try cursor.withKey { tally.add($0) }
+                        try cursor.withValue { tally.add($0) }
                         n += 1
                         if n == length { break }
                         ok = try cursor.next()
@@ -107,9 +107,11 @@
 
         func compact() throws -> [String: Double] {
             let report = try store.compact()
-            let stats = store.statistics()
+            let stats = try store.statistics()
             return [
                 "reportBytesBefore": Double(report.bytesBefore), "reportBytesAfter": Double(report.bytesAfter),
+                "reportPageFileBytesBefore": Double(report.pageFileBytesBefore),
+                "reportPageFileBytesAfter": Double(report.pageFileBytesAfter), "reportEntries": Double(report.entries),
                 "fileBytes": Double(stats.fileBytes), "logBytes": Double(stats.logBytes),
                 "pageCount": Double(stats.pageCount), "freePageCount": Double(stats.freePageCount),
             ]
@@ -120,12 +122,11 @@
             try store.read { txn in
                 let tree = try kvTree(try txn.tree(KeelEngine.treeName))
                 let cursor = try tree.cursor()
-                let lowest = [UInt8](repeating: 0, count: KeyValueSet.keySize)
-                var ok = try lowest.withUnsafeBytes { try cursor.seek(to: $0) }
+                var ok = try cursor.seekFirst()
                 while ok {
                     tally.rows += 1
-                    cursor.withKey { tally.add($0) }
-                    cursor.withValue { tally.add($0) }
+                    try cursor.withKey { tally.add($0) }
+                    try cursor.withValue { tally.add($0) }
                     ok = try cursor.next()
                 }
             }
@@ -146,8 +147,7 @@
             var count = 0
             try store.read { txn in
                 let cursor = try kvTree(try txn.tree(KeelEngine.treeName)).cursor()
-                let lowest = [UInt8](repeating: 0, count: KeyValueSet.keySize)
-                var ok = try lowest.withUnsafeBytes { try cursor.seek(to: $0) }
+                var ok = try cursor.seekFirst()
                 while ok {
                     count += 1
                     ok = try cursor.next()

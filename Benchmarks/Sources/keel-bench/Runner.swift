@@ -66,11 +66,12 @@ final class Runner {
         }
 
         if plan.includes(.pointRead) {
-            let warmup = randomIndices(plan.warmupReads, below: data.count, seed: plan.seed &+ 2)
-            let order = randomIndices(plan.pointReads, below: data.count, seed: plan.seed &+ 3)
-            for (_, store) in stores { _ = try store.pointReads(data, order: warmup) }
+            func keys(_ order: [Int32]) -> [[UInt8]] { order.map { Array(data.key(Int($0))) } }
+            let warmup = keys(randomIndices(plan.warmupReads, below: data.count, seed: plan.seed &+ 2))
+            let order = keys(randomIndices(plan.pointReads, below: data.count, seed: plan.seed &+ 3))
+            for (_, store) in stores { _ = try store.pointReads(warmup) }
             let results = try readRounds("point-read", stores, ops: order.count) { store in
-                let tally = try store.pointReads(data, order: order)
+                let tally = try store.pointReads(order)
                 return (tally, tally.rows == order.count ? nil : "found \(tally.rows) of \(order.count) keys")
             }
             report.rows.append(Row(workload: .pointRead, durability: nil, ops: order.count, results: results))

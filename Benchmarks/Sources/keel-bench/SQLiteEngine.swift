@@ -68,15 +68,17 @@ final class SQLiteMainStore: MainStore {
 
     func checkpoint() throws { try db.checkpointTruncate() }
 
-    func pointReads(_ data: KeyValueSet, order: [Int32]) throws -> Tally {
+    func pointReads(_ keys: [[UInt8]]) throws -> Tally {
         var tally = Tally()
         try db.exec("BEGIN")
-        for i in order {
-            try select.bindBlob(1, data.key(Int(i)))
-            defer { select.reset() }
-            if try select.step() {
-                tally.rows += 1
-                tally.add(select.blob(0))
+        for key in keys {
+            try key.withUnsafeBytes { key in
+                try select.bindBlob(1, key)
+                defer { select.reset() }
+                if try select.step() {
+                    tally.rows += 1
+                    tally.add(select.blob(0))
+                }
             }
         }
         try db.exec("COMMIT")
