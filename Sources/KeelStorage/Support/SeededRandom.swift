@@ -35,3 +35,10 @@ func getEnvironment(_ name: String) -> String? {
     guard let value = getenv(name) else { return nil }
     return String(cString: value)
 }
+
+/// Seconds since 1970, for informational timestamps.
+func currentUnixTime() -> Int {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return ts.tv_sec
+}

@@ -1,0 +1,240 @@
+// A B+tree node page (leaf or branch): a slotted page (Docs/FileFormat.md, "B+tree pages").
+//
+// | offset   | size | field                                                                     |
+// |----------|------|---------------------------------------------------------------------------|
+// | 0        | 16   | common page header (PageBuffer.swift): type 2 = branch, 3 = leaf;         |
+// |          |      | flags (byte 5) = 0; bytes 6..8 = cell count N (u16)                       |
+// | 16       | 4    | branch: rightmost child page number (≠ 0); leaf: 0                        |
+// | 20       | 4    | cell content start C: lowest byte offset used by cell bodies (pageSize    |
+// |          |      | when there are none)                                                      |
+// | 24       | 4    | fragmented bytes F: bytes in [C, pageSize) that belong to no cell         |
+// | 28       | 4    | reserved, 0                                                               |
+// | 32       | 2·N  | slot array: u16 byte offset of cell i, cells in ascending key order       |
+// | 32+2N    | …    | free space, up to C                                                       |
+// | C        | …    | cell bodies (Cell.swift), in any physical order, with F bytes of gaps     |
+//
+// Validity (checked whenever a page is opened; a violation throws `.corrupt` naming the page):
+// 32 + 2N ≤ C ≤ pageSize and F ≤ pageSize − C. Each cell is checked when it is used: its slot
+// offset s satisfies C ≤ s, and the cell it starts ends at or before pageSize.
+//
+// Invariants (kept by every edit, checked by BTree+Verify.swift):
+// - N1 keys strictly increase with the slot index;
+// - N2 cells do not overlap, and the sum of cell sizes + F = pageSize − C;
+// - N3 in a branch, child i holds keys k with key(i−1) ≤ k < key(i); the rightmost child holds
+//   keys ≥ key(N−1);
+// - N4 every page except the root holds at least one cell (a branch therefore two children);
+//   after a delete a page under a quarter full is merged with a sibling or refilled from it;
+// - N5 all leaves are at the same depth; the root's page number never changes.
+// Bytes 0..4 (checksum) and 8..16 (transaction ID) belong to the pager: never written here.
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A view of a node page. Holds the buffer (keeping it alive) and reads fields straight from it.
+struct Node {
+    static let headerSize = 32
+    static let slotSize = 2
+    static let rightmostOffset = 16
+    static let contentStartOffset = 20
+    static let fragmentedOffset = 24
+
+    let buffer: PageBuffer
+    let number: PageNumber
+    let base: UnsafeMutableRawPointer
+    let pageSize: Int
+
+    /// Opens a page as a node, checking its type and header (the validity rule above).
+    @inline(__always)
+    init(_ buffer: PageBuffer, _ number: PageNumber) throws(StorageError) {
+        self.init(unchecked: buffer, number)
+        let type = base.load(fromByteOffset: 4, as: UInt8.self)
+        guard type == PageType.leaf.rawValue || type == PageType.branch.rawValue else {
+            throw .corrupt("expected a B+tree page, found page type \(type)", page: number)
+        }
+        let start = contentStart
+        guard Node.headerSize + Node.slotSize * count <= start, start <= pageSize,
+            fragmented <= pageSize - start
+        else {
+            throw .corrupt(
+                "bad node header (cells \(count), content start \(start), fragmented \(fragmented))", page: number)
+        }
+    }
+
+    /// A view without checks, for a page this code has just formatted.
+    @inline(__always)
+    init(unchecked buffer: PageBuffer, _ number: PageNumber) {
+        self.buffer = buffer
+        self.number = number
+        self.base = buffer.pointer
+        self.pageSize = buffer.size
+    }
+
+    // MARK: Header fields
+
+    @inline(__always) var isLeaf: Bool { base.load(fromByteOffset: 4, as: UInt8.self) == PageType.leaf.rawValue }
+    @inline(__always) var count: Int { Int(u16(at: 6)) }
+    @inline(__always) var contentStart: Int { Int(u32(at: Node.contentStartOffset)) }
+    @inline(__always) var fragmented: Int { Int(u32(at: Node.fragmentedOffset)) }
+    @inline(__always) var rightmost: PageNumber { PageNumber(u32(at: Node.rightmostOffset)) }
+    @inline(__always) var slotEnd: Int { Node.headerSize + Node.slotSize * count }
+    /// Bytes for cells and their slots once the page is defragmented.
+    var freeBytes: Int { contentStart - slotEnd + fragmented }
+    /// Bytes cells and slots use.
+    var usedBytes: Int { pageSize - Node.headerSize - freeBytes }
+    /// Below a quarter of the usable space: a candidate for merging (invariant N4).
+    var isUnderfull: Bool { usedBytes < (pageSize - Node.headerSize) / 4 }
+
+    @inline(__always) func u16(at offset: Int) -> UInt16 {
+        UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+    }
+    @inline(__always) func u32(at offset: Int) -> UInt32 {
+        UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    /// The offset of cell `index`, checked to lie in the cell area.
+    @inline(__always) func slot(_ index: Int) throws(StorageError) -> Int {
+        assert(index >= 0 && index < count)
+        let offset = Int(u16(at: Node.headerSize + Node.slotSize * index))
+        guard offset >= contentStart, offset < pageSize else {
+            throw .corrupt("cell \(index) offset \(offset) outside the cell area", page: number)
+        }
+        return offset
+    }
+
+    // MARK: Cells
+
+    /// Where the key of leaf cell `index` is.
+    @inline(__always) func leafKey(at index: Int) throws(StorageError) -> (start: Int, length: Int) {
+        var p = try slot(index)
+        guard let keyLength = Varint.read(base, &p, limit: pageSize), Varint.read(base, &p, limit: pageSize) != nil,
+            Int(keyLength) <= pageSize - p
+        else { throw .corrupt("leaf cell \(index) key runs past the page end", page: number) }
+        return (p, Int(keyLength))
+    }
+
+    /// Every part of leaf cell `index`, checked.
+    func leafEntry(at index: Int) throws(StorageError) -> LeafEntry {
+        let start = try slot(index)
+        var p = start
+        guard let keyLength = Varint.read(base, &p, limit: pageSize), let tag = Varint.read(base, &p, limit: pageSize)
+        else { throw .corrupt("leaf cell \(index) header runs past the page end", page: number) }
+        let isOverflow = tag & 1 == 1
+        guard !isOverflow || tag == 1 else { throw .corrupt("leaf cell \(index) has value tag \(tag)", page: number) }
+        let valueLength = isOverflow ? OverflowReference.size : Int(tag >> 1)
+        guard Int(keyLength) + valueLength <= pageSize - p else {
+            throw .corrupt("leaf cell \(index) runs past the page end", page: number)
+        }
+        return LeafEntry(
+            cellStart: start, keyStart: p, keyLength: Int(keyLength), valueStart: p + Int(keyLength),
+            valueLength: valueLength, isOverflow: isOverflow)
+    }
+
+    /// Every part of branch cell `index`, checked.
+    func branchEntry(at index: Int) throws(StorageError) -> BranchEntry {
+        let start = try slot(index)
+        guard start + 4 <= pageSize else { throw .corrupt("branch cell \(index) runs past the page end", page: number) }
+        var p = start + 4
+        guard let keyLength = Varint.read(base, &p, limit: pageSize), Int(keyLength) <= pageSize - p else {
+            throw .corrupt("branch cell \(index) runs past the page end", page: number)
+        }
+        let child = u32(at: start)
+        guard child != 0 else { throw .corrupt("branch cell \(index) points at page 0", page: number) }
+        return BranchEntry(cellStart: start, child: PageNumber(child), keyStart: p, keyLength: Int(keyLength))
+    }
+
+    /// The key of cell `index` of either kind.
+    func key(at index: Int) throws(StorageError) -> UnsafeRawBufferPointer {
+        if isLeaf {
+            let (start, length) = try leafKey(at: index)
+            return UnsafeRawBufferPointer(start: base + start, count: length)
+        }
+        let entry = try branchEntry(at: index)
+        return UnsafeRawBufferPointer(start: base + entry.keyStart, count: entry.keyLength)
+    }
+
+    /// The encoded size of cell `index`.
+    func cellSize(at index: Int) throws(StorageError) -> Int {
+        isLeaf ? try leafEntry(at: index).cellSize : try branchEntry(at: index).cellSize
+    }
+
+    /// The bytes of cell `index`.
+    func cellBytes(at index: Int) throws(StorageError) -> UnsafeRawBufferPointer {
+        let start = try slot(index)
+        return UnsafeRawBufferPointer(start: base + start, count: try cellSize(at: index))
+    }
+
+    /// Child `position` of a branch: cell `position`'s child, or the rightmost child when
+    /// `position == count`.
+    @inline(__always) func child(at position: Int) throws(StorageError) -> PageNumber {
+        if position == count {
+            let child = rightmost
+            guard child.rawValue != 0 else { throw .corrupt("branch has no rightmost child", page: number) }
+            return child
+        }
+        let start = try slot(position)
+        guard start + 4 <= pageSize else { throw .corrupt("branch cell \(position) runs past the page end", page: number) }
+        let child = u32(at: start)
+        guard child != 0 else { throw .corrupt("branch cell \(position) points at page 0", page: number) }
+        return PageNumber(child)
+    }
+
+    // MARK: Search (no allocation: keys are compared in page memory)
+
+    /// In a leaf: the first index whose key is ≥ `key`, and whether it is equal.
+    @inline(__always)
+    func leafSearch(_ key: UnsafeRawBufferPointer) throws(StorageError) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low &+ high) >> 1
+            let (start, length) = try leafKey(at: mid)
+            let c = Node.compare(key, base + start, length)
+            if c > 0 {
+                low = mid + 1
+            } else if c < 0 {
+                high = mid
+            } else {
+                return (mid, true)
+            }
+        }
+        return (low, false)
+    }
+
+    /// In a branch: the position of the child that holds `key` (the first separator > key, or
+    /// `count` for the rightmost child).
+    @inline(__always)
+    func childPosition(for key: UnsafeRawBufferPointer) throws(StorageError) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low &+ high) >> 1
+            let entry = try branchEntry(at: mid)
+            if Node.compare(key, base + entry.keyStart, entry.keyLength) >= 0 {
+                low = mid + 1
+            } else {
+                high = mid
+            }
+        }
+        return low
+    }
+
+    /// Orders byte strings as unsigned bytes (memcmp), a proper prefix first.
+    @inline(__always)
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawPointer, _ bLength: Int) -> Int {
+        let n = min(a.count, bLength)
+        if n > 0, let aBase = a.baseAddress {
+            let c = memcmp(aBase, b, n)
+            if c != 0 { return Int(c) }
+        }
+        return a.count - bLength
+    }
+
+    @inline(__always)
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        guard let bBase = b.baseAddress else { return a.count == 0 ? 0 : 1 }
+        return compare(a, bBase, b.count)
+    }
+}

@@ -1,0 +1,138 @@
+// Checkpoints: copying committed page versions from the log into the page file, then resetting
+// the log once all of it is copied.
+//
+// Order, and why a crash at any instant recovers (I7, I8):
+//   1. Make the log durable (sync modes full and normal). Every frame to be copied is now safe in
+//      the log, so from here on the log alone can rebuild whatever the page file loses.
+//   2. Choose the target: the newest commit, but no newer than the oldest live reader's snapshot
+//      (the page file must keep what that reader may still read from it). If the log is past
+//      `maxLogBytes`, or the checkpoint was asked to finish (close, compaction), readers older
+//      than the newest commit are cut off instead (snapshot too old).
+//   3. Write the newest version ≤ target of every page changed since the last checkpoint into the
+//      page file, in page order. A crash here leaves some pages new and some old: harmless, the
+//      log still holds every one of them and recovery reads the log's copy.
+//   4. fsync the page file.
+//   5. If everything in the log was copied: rewrite the log header with a new salt (a new
+//      generation) and fsync it. Old frames no longer verify, so they are never replayed again.
+//      A crash before this leaves the old header: the frames are replayed over pages that already
+//      hold them, which changes nothing.
+// Sync mode off skips the fsyncs (and with them the guarantee).
+
+extension Pager {
+    enum CheckpointMode {
+        /// Copy what live readers allow; reset the log only if everything was copied.
+        case passive
+        /// Copy everything, cutting off readers that hold older snapshots, and reset the log.
+        case complete
+    }
+
+    /// What a checkpoint did.
+    struct CheckpointResult {
+        var pagesWritten: Int
+        var logReset: Bool
+        var readersCutOff: Int
+    }
+
+    /// Runs a checkpoint. Takes the writer lock, so no commit runs meanwhile.
+    @discardableResult
+    func checkpoint(_ mode: CheckpointMode) throws(StorageError) -> CheckpointResult {
+        try writer.withLock { (w: inout WriterState) throws(StorageError) -> CheckpointResult in
+            try checkpointLocked(mode, writer: &w)
+        }
+    }
+
+    func checkpointLocked(_ mode: CheckpointMode, writer w: inout WriterState) throws(StorageError) -> CheckpointResult {
+        if options.readOnly { return CheckpointResult(pagesWritten: 0, logReset: false, readersCutOff: 0) }
+        if let stop = groupCommit.stopReason { throw stop }
+        // 1. The log is durable.
+        switch options.syncMode {
+        case .full:
+            try groupCommit.syncAll()
+        case .normal:
+            do throws(StorageError) { try log.sync() } catch {
+                let stop = StorageError(.readOnly, "fdatasync of the log failed during a checkpoint; the store is read-only (fail-stop)", cause: error)
+                groupCommit.stop(stop)
+                throw stop
+            }
+        case .off:
+            break
+        }
+        let latest = w.sequence
+        let overLimit = log.frameBytes > options.maxLogBytes
+        // 2. Target and work list.
+        let (target, work, cutOff): (FrameSequence, [(PageNumber, LogFrameReference, PageBuffer?)], Int) = state.withLock { s in
+            let oldest = s.readers.values.min() ?? latest
+            var target = min(latest, oldest)
+            var cutOff = 0
+            if target < latest, mode == .complete || overLimit {
+                cutOff = s.readers.values.filter { $0 < latest }.count
+                s.revokedBelow = latest
+                s.revokedReaderCount += UInt64(cutOff)
+                target = latest
+            }
+            var work: [(PageNumber, LogFrameReference, PageBuffer?)] = []
+            if target > s.backfilled {
+                for (page, e) in s.table.entries {
+                    guard let i = e.versionIndex(at: target), e.versions[i].sequence > s.backfilled else { continue }
+                    work.append((PageNumber(page), e.versions[i].frame, e.versions[i].buffer))
+                }
+            }
+            return (target, work, cutOff)
+        }
+        if cutOff > 0 {
+            logger.warning(
+                "cut off readers holding old snapshots so the log can be checkpointed",
+                metadata: ["store.path": "\(path)", "readers": "\(cutOff)", "log.bytes": "\(log.frameBytes)"])
+        }
+        // 3. Copy, in page order.
+        let sorted = work.sorted { $0.0 < $1.0 }
+        do throws(StorageError) {
+            for (page, ref, cached) in sorted {
+                let buffer: PageBuffer
+                if let cached {
+                    buffer = cached
+                } else {
+                    buffer = PageBuffer(size: pageSize)
+                    try log.readPage(page, at: ref, into: buffer)
+                    guard buffer.isValid(as: page) else {
+                        throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: page, logPosition: ref.offset)
+                    }
+                }
+                try pageFile.writeFully(buffer.readOnlyBytes, at: UInt64(page.rawValue) * UInt64(pageSize))
+            }
+            // 4. The page file is durable.
+            if options.syncMode != .off { try pageFile.sync() }
+        } catch {
+            // The log still holds everything; but after a failed write or fsync of the page file we
+            // cannot know what it holds, so stop writing until the store is reopened (I6).
+            let stop = StorageError(.readOnly, "a checkpoint could not write the page file; the store is read-only until reopened", cause: error)
+            groupCommit.stop(stop)
+            throw stop
+        }
+        state.withLock { s in
+            s.backfilled = max(s.backfilled, target)
+            s.epoch &+= 1
+            s.table.dropBase(of: sorted.map { $0.0 })
+        }
+        // 5. Reset the log when all of it is in the page file.
+        var reset = false
+        if target == latest {
+            do throws(StorageError) {
+                try log.reset(
+                    baseTransaction: w.lastTransaction, salt: UInt32.random(in: 1...UInt32.max),
+                    sync: options.syncMode != .off)
+                try log.shrinkIfLarger(than: max(options.logPreallocationBytes, options.checkpointThresholdBytes) * 2,
+                                       to: options.logPreallocationBytes)
+            } catch {
+                let stop = StorageError(.readOnly, "resetting the log failed; the store is read-only until reopened", cause: error)
+                groupCommit.stop(stop)
+                throw stop
+            }
+            state.withLock { $0.table.collapseAfterReset() }
+            logFrameBytes.store(0, ordering: .relaxed)
+            reset = true
+        }
+        checkpointCount.add(1, ordering: .relaxed)
+        return CheckpointResult(pagesWritten: sorted.count, logReset: reset, readersCutOff: cutOff)
+    }
+}

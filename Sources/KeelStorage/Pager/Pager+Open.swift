@@ -1,0 +1,161 @@
+// Opening a store: creating a new one crash-safely, validating an existing one without writing
+// to it (I15), and recovering committed transactions from the log (I2).
+
+import Logging
+
+extension Pager {
+    static func open(path: String, options: StoreOptions, logger: Logger) throws(StorageError) -> Pager {
+        let fs = options.fileSystem
+        let logPath = path + "-wal"
+        guard MetaPage.isValidPageSize(options.pageSize) else {
+            throw StorageError(.invalidArgument, "page size must be a power of two from 4096 to 65536, not \(options.pageSize)")
+        }
+        if !fs.fileExists(path) {
+            guard !options.readOnly else {
+                throw StorageError(.io, "no store at this path (opened read-only, so none is created)", path: path)
+            }
+            try create(path: path, logPath: logPath, options: options)
+        }
+
+        // Validate the page file before touching anything else.
+        let pageFile = try fs.open(path, options: options.readOnly ? .readOnly : .readWrite)
+        var opened = false
+        defer { if !opened { try? pageFile.close() } }
+        let fileSize = try pageFile.size()
+        var prefix = [UInt8](repeating: 0, count: 512)
+        let got = try prefix.withMutableBytes { (b) throws(StorageError) in try pageFile.read(into: b, at: 0) }
+        let pageSize: Int
+        switch prefix.withUnsafeBytes({ MetaPage.identify(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }) {
+        case .notAStore(let why): throw StorageError(.notAStore, why, path: path)
+        case .unsupportedVersion(let v):
+            throw StorageError(
+                .unsupportedVersion, "the store was written by format version \(v); this build reads version \(MetaPage.formatVersion)",
+                path: path)
+        case .store(let size): pageSize = size
+        }
+        guard fileSize >= UInt64(pageSize), fileSize % UInt64(pageSize) == 0 else {
+            throw StorageError(.corrupt, "the page file is \(fileSize) bytes, not a whole number of \(pageSize)-byte pages", path: path)
+        }
+
+        // The log: scanned read-only first; only a valid store gets its log (re)initialised.
+        let logFile: any StorageFile
+        if fs.fileExists(logPath) {
+            logFile = try fs.open(logPath, options: options.readOnly ? .readOnly : .readWrite)
+        } else if options.readOnly {
+            logFile = try InMemoryFileSystem().open(logPath, options: .createIfNeeded)
+        } else {
+            logFile = try fs.open(logPath, options: .createIfNeeded)
+            try fs.syncDirectory(directoryOf(logPath))
+        }
+        var logOpened = false
+        defer { if !logOpened { try? logFile.close() } }
+        let scan = try LogScanner.scan(logFile, pageSize: pageSize)
+
+        var header: LogFormat.Header
+        if let h = scan.header {
+            header = h
+        } else {
+            // No valid log header: the page file alone is the store. Start a fresh generation.
+            let page0 = try readMetaFromFile(pageFile, pageSize: pageSize, path: path)
+            header = LogFormat.Header(
+                pageSize: UInt32(pageSize), generation: 1, salt: UInt32.random(in: 1...UInt32.max),
+                baseSequence: FrameSequence(1), baseTransaction: page0.transactionID)
+            if !options.readOnly {
+                try header.encode().withBytes { (b) throws(StorageError) in try logFile.writeFully(b, at: 0) }
+                if options.syncMode != .off { try logFile.sync() }
+            }
+        }
+        let log = try WriteAheadLog(
+            file: logFile, header: header, end: scan.header == nil ? LogPosition(UInt64(LogFormat.headerSize)) : scan.end,
+            lastChecksum: scan.header == nil ? header.checksum : scan.lastChecksum,
+            nextSequence: scan.header == nil ? header.baseSequence : scan.nextSequence,
+            compress: options.compressLog, preallocationBytes: options.logPreallocationBytes)
+
+        var table = PageTable(budgetBytes: max(options.cacheSizeBytes, 16 * pageSize), pageSize: pageSize)
+        for frame in scan.frames {
+            table.addRecoveredVersion(frame.page, sequence: frame.sequence, frame: frame.reference)
+        }
+        let lastSequence = FrameSequence(log.nextSequence.rawValue - 1)
+        let lastTransaction = scan.header == nil ? header.baseTransaction : scan.lastTransaction
+        var state = PagerState(table: table, published: lastSequence, publishedTransaction: lastTransaction)
+        state.backfilled = FrameSequence(header.baseSequence.rawValue - 1)
+
+        // Page 0 as of the newest commit (the log's version when it has one).
+        let meta0: MetaPage
+        if let e = state.table.entries[0], let newest = e.versions.last {
+            let buffer = PageBuffer(size: pageSize)
+            try log.readPage(.meta, at: newest.frame, into: buffer)
+            guard buffer.isValid(as: .meta) else { throw StorageError.corrupt("page 0 in the log fails its checksum", page: .meta) }
+            meta0 = try MetaPage.read(from: buffer)
+        } else {
+            meta0 = try MetaPage.read(from: try readMetaFromFile(pageFile, pageSize: pageSize, path: path))
+        }
+        if let count = scan.pageCountAfterLastCommit, count != meta0.pageCount {
+            throw StorageError(.corrupt, "the last commit's page count \(count) disagrees with page 0 (\(meta0.pageCount))", page: .meta)
+        }
+        let writer = WriterState(lastTransaction: lastTransaction, sequence: lastSequence, meta: meta0)
+        let pager = Pager(
+            options: options, path: path, logPath: logPath, pageFile: pageFile, log: log, writer: writer, state: state,
+            logger: logger)
+        opened = true
+        logOpened = true
+        if !scan.frames.isEmpty {
+            logger.info(
+                "recovered the log", metadata: ["store.path": "\(path)", "log.frames": "\(scan.frames.count)", "log.stop": "\(scan.stopReason)"])
+        }
+        return pager
+    }
+
+    /// Page 0 as stored in the page file, checksum-verified.
+    private static func readMetaFromFile(_ file: any StorageFile, pageSize: Int, path: String) throws(StorageError) -> PageBuffer {
+        let buffer = PageBuffer(size: pageSize)
+        try file.readFully(into: buffer.bytes, at: 0)
+        guard buffer.isValid(as: .meta) else {
+            throw StorageError(.corrupt, "page 0 fails its checksum and the log holds no newer copy", page: .meta, path: path)
+        }
+        return buffer
+    }
+
+    /// Creates a new, empty store: a fresh log, then page 0 written to a temporary file, fsynced,
+    /// renamed into place, directory fsynced (I9). A crash at any point leaves either no store or
+    /// a complete empty one. The catalog's root page is created by the first transaction.
+    private static func create(path: String, logPath: String, options: StoreOptions) throws(StorageError) {
+        let fs = options.fileSystem
+        let directory = directoryOf(path)
+        try fs.createDirectory(directory)
+        // A log left behind by a removed store must never be replayed onto the new one.
+        let logFile = try fs.open(logPath, options: .createIfNeeded)
+        do {
+            try logFile.truncate(to: 0)
+            let header = LogFormat.Header(
+                pageSize: UInt32(options.pageSize), generation: 1, salt: UInt32.random(in: 1...UInt32.max),
+                baseSequence: FrameSequence(1), baseTransaction: TransactionID(0))
+            try header.encode().withBytes { (b) throws(StorageError) in try logFile.writeFully(b, at: 0) }
+            try logFile.sync()
+            try logFile.close()
+        } catch {
+            try? logFile.close()
+            throw error
+        }
+
+        let temporary = path + ".creating"
+        let file = try fs.open(temporary, options: .createIfNeeded)
+        do {
+            try file.truncate(to: 0)
+            let page0 = PageBuffer(size: options.pageSize)
+            let meta = MetaPage(
+                pageSize: UInt32(options.pageSize), pageCount: 1, freeListHead: PageNumber(0), freePageCount: 0,
+                catalogRoot: PageNumber(0), createdAt: UInt64(currentUnixTime()))
+            meta.write(into: page0)
+            page0.seal(as: .meta)
+            try file.writeFully(page0.readOnlyBytes, at: 0)
+            try file.sync()
+            try file.close()
+        } catch {
+            try? file.close()
+            throw error
+        }
+        try fs.rename(temporary, to: path)
+        try fs.syncDirectory(directory)
+    }
+}

@@ -1,0 +1,260 @@
+// The pager: one store's page file and log, the version table, snapshots and commits.
+// Opening and recovery are in Pager+Open.swift, checkpoints in Pager+Checkpoint.swift.
+//
+// Locks (Docs/Concurrency.md), always taken in this order:
+//   1. `writer`  — the writer lock, held for a whole write transaction and for checkpoints;
+//                  guards WriterState (last transaction, last appended sequence, current meta).
+//   2. GroupCommit's lock — who syncs, what is durable.
+//   3. `state`   — the version table and cache, published snapshot, live readers; held briefly.
+// Page reads take only `state`, never the writer lock, so readers never block the writer (I5).
+
+import Logging
+import Synchronization
+
+/// Writer-lock state.
+struct WriterState {
+    var lastTransaction: TransactionID
+    /// Sequence of the last frame appended (the writer's own snapshot).
+    var sequence: FrameSequence
+    var meta: MetaPage
+    /// Set once the store was closed or replaced (compaction); writers must not continue.
+    var retired = false
+}
+
+/// State-lock state.
+struct PagerState {
+    var table: PageTable
+    /// The newest durable commit: new readers start here.
+    var published: FrameSequence
+    var publishedTransaction: TransactionID
+    /// Commits appended but not yet published: (last frame sequence, transaction).
+    var pending: [(FrameSequence, TransactionID)] = []
+    /// Live read transactions and their snapshots.
+    var readers: [Int: FrameSequence] = [:]
+    var nextReaderID = 1
+    /// Readers whose snapshot is below this were cut off by a checkpoint (snapshot too old).
+    var revokedBelow = FrameSequence(0)
+    /// Every log version up to this sequence has been copied into the page file.
+    var backfilled = FrameSequence(0)
+    /// Bumped whenever a checkpoint rewrites pages of the page file; a page-file read that
+    /// started in an older epoch is not cached.
+    var epoch: UInt64 = 0
+    var revokedReaderCount: UInt64 = 0
+}
+
+final class Pager: @unchecked Sendable {
+    // `@unchecked Sendable`: immutable fields below, plus `writer` and `state` (Mutex) and the
+    // log, whose mutating methods are called only by the writer-lock holder.
+    let options: StoreOptions
+    let path: String
+    let logPath: String
+    let pageSize: Int
+    let pageFile: any StorageFile
+    let log: WriteAheadLog
+    let logger: Logger
+    let writer: Mutex<WriterState>
+    let state: PagerStateLock
+    let groupCommit: GroupCommit
+    /// Bytes of frames in the log; written under the writer lock, read anywhere (auto-checkpoint).
+    let logFrameBytes: Atomic<UInt64>
+    let checkpointCount = Atomic<UInt64>(0)
+
+    init(
+        options: StoreOptions, path: String, logPath: String, pageFile: any StorageFile, log: WriteAheadLog,
+        writer: WriterState, state: PagerState, logger: Logger
+    ) {
+        self.options = options
+        self.path = path
+        self.logPath = logPath
+        self.pageSize = log.pageSize
+        self.pageFile = pageFile
+        self.log = log
+        self.logger = logger
+        self.writer = Mutex(writer)
+        let stateLock = PagerStateLock(state)
+        self.state = stateLock
+        self.logFrameBytes = Atomic(log.frameBytes)
+        let theLog = log
+        groupCommit = GroupCommit(
+            durableUpTo: writer.sequence,
+            syncLog: { () throws(StorageError) in try theLog.sync() },
+            publish: { seq in stateLock.withLock { Pager.publish(&$0, upTo: seq) } })
+    }
+
+    deinit { closeFiles() }
+
+    /// Makes commits up to `seq` visible to new readers.
+    static func publish(_ s: inout PagerState, upTo seq: FrameSequence) {
+        guard seq > s.published else { return }
+        s.published = seq
+        while let first = s.pending.first, first.0 <= seq {
+            s.publishedTransaction = first.1
+            s.pending.removeFirst()
+        }
+    }
+
+    // MARK: Reading pages
+
+    private enum Lookup {
+        case hit(PageBuffer)
+        case log(LogFrameReference, FrameSequence)
+        case file(epoch: UInt64)
+        case revoked
+    }
+
+    /// The page as of `snapshot`: from the cache, the log or the page file, checksum-verified.
+    func readPage(_ number: PageNumber, snapshot: FrameSequence) throws(StorageError) -> PageBuffer {
+        let lookup: Lookup = state.withLock { s in
+            if snapshot < s.revokedBelow { return .revoked }
+            if let e = s.table.entries[number.rawValue] {
+                if let i = e.versionIndex(at: snapshot) {
+                    if let b = e.versions[i].buffer {
+                        e.versions[i].referenced = true
+                        s.table.hits &+= 1
+                        return .hit(b)
+                    }
+                    s.table.misses &+= 1
+                    return .log(e.versions[i].frame, e.versions[i].sequence)
+                }
+                if let b = e.base {
+                    e.baseReferenced = true
+                    s.table.hits &+= 1
+                    return .hit(b)
+                }
+            }
+            s.table.misses &+= 1
+            return .file(epoch: s.epoch)
+        }
+        switch lookup {
+        case .hit(let b):
+            return b
+        case .revoked:
+            throw snapshotTooOld()
+        case .log(let ref, let seq):
+            let buffer = PageBuffer(size: pageSize)
+            try log.readPage(number, at: ref, into: buffer)
+            try checkRevoked(snapshot)
+            guard buffer.isValid(as: number) else {
+                throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: number, logPosition: ref.offset, path: logPath)
+            }
+            _ = state.withLock { $0.table.cache(buffer, page: number, sequence: seq) }
+            return buffer
+        case .file(let epoch):
+            let buffer = try readFromPageFile(number)
+            try checkRevoked(snapshot)
+            guard buffer.isValid(as: number) else {
+                throw StorageError(.corrupt, "page checksum mismatch", page: number, path: path)
+            }
+            state.withLock { s in
+                if s.epoch == epoch { _ = s.table.cache(buffer, page: number, sequence: .pageFile) }
+            }
+            return buffer
+        }
+    }
+
+    /// Reads page `number` from the page file (no checksum check).
+    func readFromPageFile(_ number: PageNumber) throws(StorageError) -> PageBuffer {
+        let buffer = PageBuffer(size: pageSize)
+        let offset = UInt64(number.rawValue) * UInt64(pageSize)
+        let n = try pageFile.read(into: buffer.bytes, at: offset)
+        guard n == pageSize else {
+            throw StorageError(.corrupt, "page lies beyond the end of the page file", page: number, path: path)
+        }
+        return buffer
+    }
+
+    private func checkRevoked(_ snapshot: FrameSequence) throws(StorageError) {
+        let revoked = state.withLock { snapshot < $0.revokedBelow }
+        if revoked { throw snapshotTooOld() }
+    }
+
+    private func snapshotTooOld() -> StorageError {
+        StorageError(
+            .snapshotTooOld,
+            "snapshot too old: this read transaction was open while the log passed \(options.maxLogBytes) bytes, so a checkpoint moved past it; start a new read transaction",
+            path: path)
+    }
+
+    // MARK: Snapshots
+
+    /// Registers a reader at the newest published commit.
+    func beginRead() -> (id: Int, snapshot: FrameSequence, transaction: TransactionID) {
+        state.withLock { s in
+            let id = s.nextReaderID
+            s.nextReaderID += 1
+            s.readers[id] = s.published
+            return (id, s.published, s.publishedTransaction)
+        }
+    }
+
+    func endRead(_ id: Int) {
+        state.withLock { _ = $0.readers.removeValue(forKey: id) }
+    }
+
+    // MARK: Commit
+
+    /// Writes a transaction's pages to the log and makes them the writer's new state. Called
+    /// with the writer lock held. Returns the commit's last frame sequence, or nil when the
+    /// transaction changed nothing. On error nothing is visible and the writer state is unchanged (I14).
+    func commit(_ pages: WritePages, writer w: inout WriterState) throws(StorageError) -> FrameSequence? {
+        if pages.metaChanged {
+            let page0 = try pages.writablePage(.meta)
+            pages.meta.write(into: page0)
+        }
+        guard !pages.dirty.isEmpty else { return nil }
+        let transaction = w.lastTransaction.next
+        var list: [LogPage] = []
+        list.reserveCapacity(pages.dirty.count)
+        for (number, buffer) in pages.dirty.sorted(by: { $0.key < $1.key }) {
+            let page = PageNumber(number)
+            buffer.transactionID = transaction
+            buffer.seal(as: page)
+            list.append(LogPage(number: page, buffer: buffer))
+        }
+        let refs = try log.append(list, transaction: transaction, pageCountAfterCommit: pages.meta.pageCount)
+        guard let last = refs.last?.0 else { return nil }
+        state.withLock { s in
+            for (i, (seq, ref)) in refs.enumerated() {
+                s.table.addVersion(list[i].number, sequence: seq, frame: ref, buffer: list[i].buffer)
+            }
+            s.pending.append((last, transaction))
+        }
+        w.lastTransaction = transaction
+        w.sequence = last
+        w.meta = pages.meta
+        logFrameBytes.store(log.frameBytes, ordering: .relaxed)
+        groupCommit.noteAppended(last)
+        if options.syncMode != .full { groupCommit.markDurableWithoutSync(last) }
+        return last
+    }
+
+    /// Whether the log has grown past the checkpoint threshold.
+    var needsCheckpoint: Bool { logFrameBytes.load(ordering: .relaxed) > options.checkpointThresholdBytes }
+
+    /// Why writes are refused, if they are.
+    var writeRefusal: StorageError? {
+        if options.readOnly { return StorageError(.readOnly, "the store was opened read-only", path: path) }
+        return groupCommit.stopReason
+    }
+}
+
+/// The state lock: a Mutex in a class so the group-commit closure can share it with the pager.
+final class PagerStateLock: Sendable {
+    private let mutex: Mutex<PagerState>
+    init(_ value: consuming sending PagerState) { mutex = Mutex(value) }
+
+    /// Runs `body` with the lock held. Bodies are short and never call out of the pager.
+    func withLock<R>(_ body: (inout PagerState) throws(StorageError) -> R) throws(StorageError) -> R {
+        try mutex.withLock { (s: inout sending PagerState) throws(StorageError) -> sending R in
+            nonisolated(unsafe) let r = try body(&s)
+            return r
+        }
+    }
+
+    func withLock<R>(_ body: (inout PagerState) -> R) -> R {
+        mutex.withLock { (s: inout sending PagerState) -> sending R in
+            nonisolated(unsafe) let r = body(&s)
+            return r
+        }
+    }
+}

@@ -1,0 +1,101 @@
+// The page views the B+tree works through: `ReadPages` for a snapshot reader, `WritePages` for
+// the one write transaction (copy on write into its dirty set, I5).
+
+/// A read transaction's view of the store: every page as of one commit.
+final class ReadPages: PageSource {
+    let pager: Pager
+    let snapshot: FrameSequence
+    var pageSize: Int { pager.pageSize }
+    var changeCount: UInt64 { 0 }
+
+    init(pager: Pager, snapshot: FrameSequence) {
+        self.pager = pager
+        self.snapshot = snapshot
+    }
+
+    @inline(__always)
+    func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
+        try pager.readPage(number, snapshot: snapshot)
+    }
+}
+
+/// The write transaction's pages: reads see the writer's latest state plus its own changes;
+/// `writablePage` copies a page into the dirty set the first time (the shared buffer is never
+/// touched, so readers are unaffected, I5). Nothing here reaches the log until commit, and a
+/// transaction that is abandoned simply drops its dirty set (I14).
+final class WritePages: PageSink {
+    let pager: Pager
+    let base: FrameSequence
+    var pageSize: Int { pager.pageSize }
+    private(set) var changeCount: UInt64 = 0
+    /// Pages this transaction changed, by number.
+    var dirty: [UInt32: PageBuffer] = [:]
+    /// The meta fields as this transaction leaves them; written into page 0 at commit if changed.
+    var meta: MetaPage {
+        didSet { metaChanged = true }
+    }
+    private(set) var metaChanged = false
+
+    init(pager: Pager, base: FrameSequence, meta: MetaPage) {
+        self.pager = pager
+        self.base = base
+        self.meta = meta
+    }
+
+    @inline(__always)
+    func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
+        if let d = dirty[number.rawValue] { return d }
+        try checkInRange(number)
+        return try pager.readPage(number, snapshot: base)
+    }
+
+    func writablePage(_ number: PageNumber) throws(StorageError) -> PageBuffer {
+        changeCount &+= 1
+        if let d = dirty[number.rawValue] { return d }
+        try checkInRange(number)
+        let copy = PageBuffer(copying: try pager.readPage(number, snapshot: base))
+        dirty[number.rawValue] = copy
+        return copy
+    }
+
+    @inline(__always)
+    private func checkInRange(_ number: PageNumber) throws(StorageError) {
+        guard number.rawValue < meta.pageCount else {
+            throw StorageError(.corrupt, "reference to page \(number.rawValue) beyond the page count \(meta.pageCount)", page: number)
+        }
+    }
+
+    func allocatePage() throws(StorageError) -> (PageNumber, PageBuffer) {
+        changeCount &+= 1
+        let number: PageNumber
+        if let reused = try FreeList.take(from: self) { number = reused } else { number = try extendFile() }
+        let buffer = PageBuffer(size: pageSize)
+        dirty[number.rawValue] = buffer
+        return (number, buffer)
+    }
+
+    func freePage(_ number: PageNumber) throws(StorageError) {
+        changeCount &+= 1
+        precondition(number != .meta && number != meta.catalogRoot, "the meta page and catalog root are never freed")
+        try checkInRange(number)
+        dirty[number.rawValue] = nil
+        try FreeList.give(number, to: self)
+    }
+
+    private func extendFile() throws(StorageError) -> PageNumber {
+        guard meta.pageCount < UInt32.max - 1 else {
+            throw StorageError(.tooLarge, "the store has reached its maximum page count")
+        }
+        let number = PageNumber(meta.pageCount)
+        meta.pageCount += 1
+        return number
+    }
+
+    /// A brand-new page owned by this transaction at a number the caller already reserved
+    /// (used by the free list when a freed page becomes a trunk).
+    func installFresh(_ number: PageNumber) -> PageBuffer {
+        let buffer = PageBuffer(size: pageSize)
+        dirty[number.rawValue] = buffer
+        return buffer
+    }
+}

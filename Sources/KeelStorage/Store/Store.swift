@@ -1,0 +1,146 @@
+// The public face of the engine: a store of named B+trees with snapshot reads and one writer.
+//
+//     let store = try Store.open(at: "data/main.keel")
+//     try store.write { txn in try txn.createTree("people").put(key: k, value: v) }
+//     let v = try store.read { txn in try txn.tree("people")?.get(k) }
+//
+// `write` runs one transaction at a time (the writer lock) and returns once the commit is
+// durable (sync mode full); `read` runs on any thread at once, each on the snapshot of one commit,
+// never blocking the writer. Transactions are confined to their closure.
+
+public import Logging
+import Synchronization
+
+public final class Store: Sendable {
+    /// The page file's path; the log is `path + "-wal"`.
+    public let path: String
+    public let options: StoreOptions
+    let logger: Logger
+    /// The open pager, replaced by compaction, nil once closed. Guards only the reference.
+    let current: Mutex<Pager?>
+
+    private init(path: String, options: StoreOptions, pager: Pager, logger: Logger) {
+        self.path = path
+        self.options = options
+        self.logger = logger
+        self.current = Mutex(pager)
+    }
+
+    /// Opens the store at `path`, creating it when missing (unless `options.readOnly`), and
+    /// recovers every transaction committed before a crash.
+    public static func open(
+        at path: String, options: StoreOptions = StoreOptions(), logger: Logger = Logger(label: "keel.storage")
+    ) throws(StorageError) -> Store {
+        let pager = try Pager.open(path: path, options: options, logger: logger)
+        let store = Store(path: path, options: options, pager: pager, logger: logger)
+        if pager.writer.withLock({ $0.meta.catalogRoot.rawValue == 0 }), !options.readOnly {
+            do {
+                try store.write { _ in }  // the first transaction creates the catalog
+            } catch {
+                try? store.close()
+                throw error as? StorageError ?? StorageError(.io, "could not initialise the store", cause: error)
+            }
+        }
+        return store
+    }
+
+    func pager() throws(StorageError) -> Pager {
+        guard let p = current.withLock({ $0 }) else { throw StorageError(.closed, "the store is closed", path: path) }
+        return p
+    }
+
+    /// Runs `body` in a read transaction: a consistent snapshot of the newest durable commit.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        let pager = try pager()
+        let (id, snapshot, transaction) = pager.beginRead()
+        defer { pager.endRead(id) }
+        let txn = ReadTransaction(pages: ReadPages(pager: pager, snapshot: snapshot), transaction: transaction)
+        defer { txn.end() }
+        return try body(txn)
+    }
+
+    /// Runs `body` in the write transaction and commits it. If `body` throws, nothing it did is
+    /// kept (I14) and the error is rethrown. Returns after the commit is durable in sync mode full
+    /// (I1); concurrent writers share fsyncs.
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        while true {
+            let pager = try pager()
+            if let refusal = pager.writeRefusal { throw refusal }
+            let outcome: WriteOutcome<R> = try pager.writer.withLock { (w: inout WriterState) throws -> WriteOutcome<R> in
+                if w.retired { return .retry }
+                if let refusal = pager.writeRefusal { throw refusal }
+                let pages = WritePages(pager: pager, base: w.sequence, meta: w.meta)
+                let txn = WriteTransaction(pages: pages, transaction: w.lastTransaction.next)
+                defer { txn.end() }
+                if w.meta.catalogRoot.rawValue == 0 { try txn.createCatalog() }
+                let result = try body(txn)
+                let sequence = try pager.commit(pages, writer: &w)
+                return .done(UnsafeTransfer(result), sequence)
+            }
+            guard case .done(let result, let sequence) = outcome else { continue }
+            if let sequence, options.syncMode == .full { try pager.groupCommit.waitDurable(sequence) }
+            if pager.needsCheckpoint {
+                do {
+                    try pager.checkpoint(.passive)
+                } catch {
+                    logger.error("automatic checkpoint failed", metadata: ["store.path": "\(path)", "error": "\(error)"])
+                }
+            }
+            return result.value
+        }
+    }
+
+    /// Copies committed changes into the page file and resets the log when it can (readers with
+    /// old snapshots may keep part of the log alive; see `CheckpointMode`).
+    @discardableResult
+    public func checkpoint() throws(StorageError) -> CheckpointReport {
+        let r = try pager().checkpoint(.passive)
+        return CheckpointReport(pagesWritten: r.pagesWritten, logReset: r.logReset)
+    }
+
+    /// Checkpoints everything and closes the files. Later calls throw `.closed`. Read
+    /// transactions still running are cut off.
+    public func close() throws(StorageError) {
+        guard let pager = current.withLock({ p -> Pager? in
+            let old = p
+            p = nil
+            return old
+        }) else { return }
+        var failure: StorageError?
+        do throws(StorageError) {
+            try pager.writer.withLock { (w: inout WriterState) throws(StorageError) in
+                w.retired = true
+                if pager.writeRefusal == nil { _ = try pager.checkpointLocked(.complete, writer: &w) }
+            }
+        } catch {
+            failure = error
+        }
+        pager.closeFiles()
+        if let failure { throw failure }
+    }
+}
+
+/// What a checkpoint did.
+public struct CheckpointReport: Sendable, Equatable {
+    public var pagesWritten: Int
+    public var logReset: Bool
+}
+
+enum WriteOutcome<R> {
+    case retry
+    case done(UnsafeTransfer<R>, FrameSequence?)
+}
+
+/// Moves a value out of the writer lock's closure. The value was produced by the caller's own
+/// closure on this thread and goes straight back to it, so no other thread ever sees it.
+struct UnsafeTransfer<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+extension Pager {
+    func closeFiles() {
+        try? pageFile.close()
+        try? log.close()
+    }
+}

@@ -1,0 +1,42 @@
+/// How commits reach the disk. Each mode says exactly what a crash can lose.
+public enum SyncMode: String, Sendable, CaseIterable, Codable {
+    /// The log is fdatasynced before `write { }` returns (commits share syncs: group commit).
+    /// A crash of the process, the OS or the power loses nothing that was acknowledged. The default.
+    case full
+    /// Commits are written to the log but not synced; the log is synced before each checkpoint
+    /// copies it into the page file. A process crash loses nothing (the OS has the data); an OS
+    /// crash or power loss can lose the commits since the last checkpoint, never more, and the
+    /// store stays consistent (a suffix of transactions is lost, none is torn).
+    case normal
+    /// Nothing is ever synced. A process crash loses nothing; an OS crash or power loss can lose
+    /// any commit and can leave the page file damaged (verify finds it). For throwaway data.
+    case off
+}
+
+/// Settings of a store, fixed when it is opened. `pageSize` matters only when a store is created.
+public struct StoreOptions: Sendable {
+    /// Page size for a new store: a power of two from 4096 to 65536. Existing stores keep theirs.
+    public var pageSize: Int = 4096
+    /// Upper bound of the page cache in bytes (clean pages; a writer's dirty pages and pages a
+    /// live transaction holds are never evicted).
+    public var cacheSizeBytes: Int = 64 << 20
+    public var syncMode: SyncMode = .full
+    /// A checkpoint runs after a commit once the log holds more than this many bytes of frames.
+    public var checkpointThresholdBytes: UInt64 = 32 << 20
+    /// When the log holds more than this and a reader's old snapshot blocks the checkpoint, that
+    /// reader is cut off (`snapshotTooOld`) so the log cannot grow without bound.
+    public var maxLogBytes: UInt64 = 512 << 20
+    /// The log file grows in steps of this many bytes (allocated and zero-filled up front).
+    public var logPreallocationBytes: UInt64 = 8 << 20
+    /// Compress log frames with LZ4 when that saves at least 1/8 of a page.
+    public var compressLog = true
+    /// Open without writing anything; write transactions throw `.readOnly`.
+    public var readOnly = false
+    /// The file layer (the real one by default; tests pass in-memory, fault-injecting and
+    /// crash-simulating ones).
+    public var fileSystem: any FileSystem = PosixFileSystem()
+
+    public init() {}
+
+    public init(syncMode: SyncMode) { self.syncMode = syncMode }
+}

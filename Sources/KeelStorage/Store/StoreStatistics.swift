@@ -1,0 +1,40 @@
+/// Figures about a store, for `keelctl stats` and the daemon's STATS command.
+public struct StoreStatistics: Sendable, Equatable, Codable {
+    public var pageSize: Int
+    /// Pages in the store (page 0 included), and how many of them are free.
+    public var pageCount: Int
+    public var freePageCount: Int
+    /// Bytes of the page file and of the log file on disk.
+    public var fileBytes: UInt64
+    public var logBytes: UInt64
+    /// Bytes of frames in the log now (what the next checkpoint copies).
+    public var logFrameBytes: UInt64
+    public var cachedPages: Int
+    public var cacheHits: UInt64
+    public var cacheMisses: UInt64
+    public var cacheEvictions: UInt64
+    public var checkpoints: UInt64
+    public var logSyncs: UInt64
+    public var readersCutOff: UInt64
+    public var lastTransaction: UInt64
+    /// Why the store refuses writes, when it does (read-only or fail-stopped).
+    public var writeRefusal: String?
+}
+
+extension Store {
+    /// Current figures. Cheap: no tree is walked.
+    public func statistics() throws(StorageError) -> StoreStatistics {
+        let pager = try pager()
+        let (meta, last) = pager.writer.withLock { ($0.meta, $0.lastTransaction) }
+        let (cached, hits, misses, evictions, cutOff) = pager.state.withLock { s in
+            (s.table.cachedPageCount, s.table.hits, s.table.misses, s.table.evictions, s.revokedReaderCount)
+        }
+        return StoreStatistics(
+            pageSize: pager.pageSize, pageCount: Int(meta.pageCount), freePageCount: Int(meta.freePageCount),
+            fileBytes: try pager.pageFile.size(), logBytes: try pager.log.file.size(),
+            logFrameBytes: pager.logFrameBytes.load(ordering: .relaxed), cachedPages: cached, cacheHits: hits,
+            cacheMisses: misses, cacheEvictions: evictions, checkpoints: pager.checkpointCount.load(ordering: .relaxed),
+            logSyncs: pager.groupCommit.syncs, readersCutOff: cutOff, lastTransaction: last.rawValue,
+            writeRefusal: pager.writeRefusal?.description)
+    }
+}

@@ -1,0 +1,31 @@
+// Read and write transactions: handles valid only inside their `read { }` / `write { }` closure.
+
+/// A read transaction: every tree as of one commit.
+public class ReadTransaction {
+    let source: any PageSource
+    /// The last transaction included in this snapshot.
+    public let transaction: TransactionID
+    var isOpen = true
+
+    init(pages: any PageSource, transaction: TransactionID) {
+        self.source = pages
+        self.transaction = transaction
+    }
+
+    func end() { isOpen = false }
+
+    func checkOpen() {
+        precondition(isOpen, "a transaction was used after its read { } or write { } closure returned")
+    }
+}
+
+/// The write transaction. Changes become visible to readers when the closure returns and the
+/// commit is durable; if the closure throws, they are dropped.
+public final class WriteTransaction: ReadTransaction {
+    let pages: WritePages
+
+    init(pages: WritePages, transaction: TransactionID) {
+        self.pages = pages
+        super.init(pages: pages, transaction: transaction)
+    }
+}

@@ -1,0 +1,195 @@
+// The write-ahead log at run time: appending a transaction's frames, reading a page version back,
+// and resetting the log after a checkpoint. The byte layout is in LogFormat.swift; recovery (the
+// scan at open) is in Recovery/LogScanner.swift.
+
+/// A page to append to the log, already stamped and sealed by the pager.
+struct LogPage {
+    var number: PageNumber
+    var buffer: PageBuffer
+}
+
+/// The log of one store.
+///
+/// Concurrency: `append`, `reset`, `sync` and `ensureCapacity` are called only by the holder of
+/// the store's writer lock (Docs/Concurrency.md); `readPage` is called by any thread and touches only
+/// immutable state (the file, the page size) and pread. That split is why `@unchecked Sendable` is safe.
+final class WriteAheadLog: @unchecked Sendable {
+    let file: any StorageFile
+    let pageSize: Int
+    let compress: Bool
+    let preallocationBytes: UInt64
+
+    /// Writer-lock state: the current header, where the next frame goes, the checksum chain.
+    private(set) var header: LogFormat.Header
+    private(set) var end: LogPosition
+    private(set) var lastChecksum: UInt32
+    private(set) var nextSequence: FrameSequence
+    /// Bytes of the file that are allocated and zero-filled (or hold old frames) already.
+    private var capacity: UInt64
+    private var scratch: [UInt8]
+
+    init(file: any StorageFile, header: LogFormat.Header, end: LogPosition, lastChecksum: UInt32,
+         nextSequence: FrameSequence, compress: Bool, preallocationBytes: UInt64) throws(StorageError) {
+        self.file = file
+        self.pageSize = Int(header.pageSize)
+        self.header = header
+        self.end = end
+        self.lastChecksum = lastChecksum
+        self.nextSequence = nextSequence
+        self.compress = compress
+        self.preallocationBytes = max(preallocationBytes, 64 * 1024)
+        self.capacity = try file.size()
+        self.scratch = [UInt8](repeating: 0, count: LZ4.compressBound(Int(header.pageSize)))
+    }
+
+    /// Bytes of frames in the current generation (what a checkpoint threshold compares against).
+    var frameBytes: UInt64 { end.rawValue - UInt64(LogFormat.headerSize) }
+
+    /// Appends one transaction's pages; the last carries the commit flag and the page count.
+    /// Returns each page's frame reference and sequence number, in order. On a write error the
+    /// log's end is unchanged (the frames written so far are dead bytes the chain will reject) and
+    /// the error is thrown: nothing of the transaction is visible.
+    func append(_ pages: [LogPage], transaction: TransactionID, pageCountAfterCommit: UInt32)
+        throws(StorageError) -> [(FrameSequence, LogFrameReference)]
+    {
+        precondition(!pages.isEmpty, "a commit has at least one page")
+        var out: [UInt8] = []
+        out.reserveCapacity(pages.count * (pageSize + LogFormat.frameHeaderSize))
+        var refs: [(FrameSequence, LogFrameReference)] = []
+        refs.reserveCapacity(pages.count)
+        var chain = lastChecksum
+        var position = end.rawValue
+        var sequence = nextSequence
+        for (i, page) in pages.enumerated() {
+            let isCommit = i == pages.count - 1
+            var flags: LogFormat.FrameFlags = isCommit ? [.commit] : []
+            var stored = pageSize
+            if compress {
+                let n = scratch.withUnsafeMutableBytes { dst in
+                    LZ4.compress(page.buffer.readOnlyBytes, into: dst, limit: pageSize - pageSize / 8)
+                }
+                if let n {
+                    stored = n
+                    flags.insert(.compressed)
+                }
+            }
+            let frameHeader = LogFormat.FrameHeader(
+                page: page.number, flags: flags, storedLength: UInt32(stored),
+                pageCountAfterCommit: isCommit ? pageCountAfterCommit : 0, transaction: transaction,
+                salt: header.salt, checksum: 0)
+            var head = [UInt8](repeating: 0, count: LogFormat.frameHeaderSize)
+            let crc: UInt32 = head.withUnsafeMutableBytes { h in
+                frameHeader.encodeFields(into: h)
+                let payload =
+                    flags.contains(.compressed)
+                    ? scratch.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[0..<stored]) }
+                    : page.buffer.readOnlyBytes
+                // `scratch` outlives this closure; the rebased pointer is used only inside it.
+                let c = LogFormat.frameChecksum(
+                    previous: chain, headerFields: UnsafeRawBufferPointer(h), offset: LogPosition(position),
+                    payload: payload)
+                h.storeBytes(of: c.littleEndian, toByteOffset: 28, as: UInt32.self)
+                return c
+            }
+            out.append(contentsOf: head)
+            if flags.contains(.compressed) {
+                out.append(contentsOf: scratch[0..<stored])
+            } else {
+                out.append(contentsOf: page.buffer.readOnlyBytes)
+            }
+            refs.append(
+                (sequence,
+                 LogFrameReference(
+                    offset: LogPosition(position), storedLength: UInt32(stored),
+                    compressed: flags.contains(.compressed), previousChecksum: chain, checksum: crc)))
+            chain = crc
+            position += UInt64(LogFormat.frameHeaderSize + stored)
+            sequence = FrameSequence(sequence.rawValue + 1)
+        }
+        try ensureCapacity(upTo: position)
+        try out.withBytes { (b) throws(StorageError) in try file.writeFully(b, at: end.rawValue) }
+        end = LogPosition(position)
+        lastChecksum = chain
+        nextSequence = sequence
+        return refs
+    }
+
+    /// Grows the file in preallocation steps, filling new space with zeros so later commits
+    /// overwrite allocated blocks and their fdatasync does not also have to update file metadata.
+    private func ensureCapacity(upTo needed: UInt64) throws(StorageError) {
+        guard needed > capacity else { return }
+        let step = preallocationBytes
+        let newCapacity = (needed + step - 1) / step * step
+        try file.allocate(offset: capacity, length: newCapacity - capacity)
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        var at = capacity
+        while at < newCapacity {
+            let n = Int(min(UInt64(zeros.count), newCapacity - at))
+            try zeros.withBytes { (z) throws(StorageError) in
+                try file.writeFully(UnsafeRawBufferPointer(rebasing: z[0..<n]), at: at)
+            }
+            at += UInt64(n)
+        }
+        capacity = newCapacity
+    }
+
+    func resetCapacity(_ size: UInt64) { capacity = size }
+
+    /// fdatasync of the log.
+    func sync() throws(StorageError) { try file.sync() }
+
+    /// Reads the page version at `ref` into `buffer`, verifying the frame's chained checksum and
+    /// decompressing safely. Any mismatch is `.corrupt` naming the page and the log position.
+    func readPage(_ number: PageNumber, at ref: LogFrameReference, into buffer: PageBuffer) throws(StorageError) {
+        let total = LogFormat.frameHeaderSize + Int(ref.storedLength)
+        var raw = [UInt8](repeating: 0, count: total)
+        try raw.withMutableBytes { (b) throws(StorageError) in try file.readFully(into: b, at: ref.offset.rawValue) }
+        try raw.withBytes { (b) throws(StorageError) in
+            let head = LogFormat.FrameHeader.decode(b)
+            let payload = UnsafeRawBufferPointer(rebasing: b[LogFormat.frameHeaderSize...])
+            let crc = LogFormat.frameChecksum(
+                previous: ref.previousChecksum, headerFields: b, offset: ref.offset, payload: payload)
+            guard head.checksum == crc, crc == ref.checksum, head.page == number else {
+                throw StorageError(.corrupt, "log frame checksum mismatch", page: number, logPosition: ref.offset, path: file.path)
+            }
+            if ref.compressed {
+                try LZ4.decompress(payload, into: buffer.bytes, page: number, logPosition: ref.offset)
+            } else {
+                guard payload.count == pageSize else {
+                    throw StorageError(.corrupt, "log frame has a short page image", page: number, logPosition: ref.offset)
+                }
+                buffer.bytes.copyMemory(from: payload)
+            }
+        }
+    }
+
+    /// Starts a new generation: a new salt, the header rewritten and synced (when `sync`), the
+    /// append position back at the start. Called only after every frame was checkpointed (I8).
+    func reset(baseTransaction: TransactionID, salt: UInt32, sync: Bool) throws(StorageError) {
+        var next = header
+        next.generation += 1
+        next.salt = salt
+        next.baseSequence = nextSequence
+        next.baseTransaction = baseTransaction
+        let bytes = next.encode()
+        try bytes.withBytes { (b) throws(StorageError) in try file.writeFully(b, at: 0) }
+        if sync { try file.sync() }
+        header = next
+        end = LogPosition(UInt64(LogFormat.headerSize))
+        lastChecksum = next.checksum
+    }
+
+    func close() throws(StorageError) { try file.close() }
+}
+
+extension WriteAheadLog {
+    /// After a reset: gives back disk space when a large transaction made the log file grow far
+    /// beyond its usual size (like SQLite's journal_size_limit). Only frames of the old generation
+    /// lie beyond the cut, so nothing live is lost.
+    func shrinkIfLarger(than limit: UInt64, to size: UInt64) throws(StorageError) {
+        let current = try file.size()
+        guard current > limit, end.rawValue <= size else { return }
+        try file.truncate(to: size)
+        resetCapacity(size)
+    }
+}
