@@ -61,7 +61,7 @@ final class Pager: @unchecked Sendable {
 
     init(
         options: StoreOptions, path: String, logPath: String, pageFile: any StorageFile, log: WriteAheadLog,
-        writer: WriterState, state: PagerState, logger: Logger
+        writer: WriterState, state: sending PagerState, logger: Logger
     ) {
         self.options = options
         self.path = path

@@ -95,7 +95,7 @@ extension Store {
 
     /// Copies one tree in key order, committing every few thousand entries to bound memory.
     private static func copyTree(name: String, from tree: BTree, source: ReadPages, into target: Store) throws(StorageError) -> Int {
-        let cursor = BTreeCursor(tree: tree, source: source)
+        var cursor = BTreeCursor(tree: tree, source: source)
         var more = try cursor.seekFirst()
         var copied = 0
         var created = false
@@ -106,9 +106,7 @@ extension Store {
                     created = true
                     var inChunk = 0
                     while more, inChunk < 20_000 {
-                        try cursor.withKey { (k) throws(StorageError) in
-                            try cursor.withValue { (v) throws(StorageError) in try out.put(key: k, value: v) }
-                        }
+                        try cursor.withEntry { (k, v) throws(StorageError) in try out.put(key: k, value: v) }
                         inChunk += 1
                         copied += 1
                         more = try cursor.next()

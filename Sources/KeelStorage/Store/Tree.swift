@@ -59,8 +59,8 @@ public final class Tree {
     /// A cursor positioned nowhere; call `seek`, `seekFirst` or `seekLast`.
     public func cursor() throws(StorageError) -> Cursor {
         transaction.checkOpen()
-        if let w = transaction as? WriteTransaction { return Cursor(.write(BTreeCursor(tree: btree, source: w.pages))) }
-        return Cursor(.read(BTreeCursor(tree: btree, source: transaction.readPages)))
+        if let w = transaction as? WriteTransaction { return Cursor(.write(Cursor.Box(BTreeCursor(tree: btree, source: w.pages)))) }
+        return Cursor(.read(Cursor.Box(BTreeCursor(tree: btree, source: transaction.readPages))))
     }
 
     // MARK: Writing (write transactions only)
@@ -97,11 +97,16 @@ public final class Tree {
 /// An ordered position in a tree. Stays usable across changes to its tree in the same write
 /// transaction (it re-seeks from its current key).
 public final class Cursor {
-    enum Inner {
-        case read(BTreeCursor<ReadPages>)
-        case write(BTreeCursor<WritePages>)
+    /// Holds a (mutating) B+tree cursor behind a reference so the enum below can drive it.
+    final class Box<Source: PageSource> {
+        var cursor: BTreeCursor<Source>
+        init(_ cursor: BTreeCursor<Source>) { self.cursor = cursor }
     }
-    var inner: Inner
+    enum Inner {
+        case read(Box<ReadPages>)
+        case write(Box<WritePages>)
+    }
+    let inner: Inner
 
     init(_ inner: Inner) { self.inner = inner }
 
@@ -114,24 +119,24 @@ public final class Cursor {
     @discardableResult
     public func seek(to key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
         switch inner {
-        case .read(let c): return try c.seek(to: key)
-        case .write(let c): return try c.seek(to: key)
+        case .read(let c): return try c.cursor.seek(to: key)
+        case .write(let c): return try c.cursor.seek(to: key)
         }
     }
 
     @discardableResult
     public func seekFirst() throws(StorageError) -> Bool {
         switch inner {
-        case .read(let c): return try c.seekFirst()
-        case .write(let c): return try c.seekFirst()
+        case .read(let c): return try c.cursor.seekFirst()
+        case .write(let c): return try c.cursor.seekFirst()
         }
     }
 
     @discardableResult
     public func seekLast() throws(StorageError) -> Bool {
         switch inner {
-        case .read(let c): return try c.seekLast()
-        case .write(let c): return try c.seekLast()
+        case .read(let c): return try c.cursor.seekLast()
+        case .write(let c): return try c.cursor.seekLast()
         }
     }
 
@@ -139,8 +144,8 @@ public final class Cursor {
     @discardableResult
     public func next() throws(StorageError) -> Bool {
         switch inner {
-        case .read(let c): return try c.next()
-        case .write(let c): return try c.next()
+        case .read(let c): return try c.cursor.next()
+        case .write(let c): return try c.cursor.next()
         }
     }
 
@@ -148,45 +153,47 @@ public final class Cursor {
     @discardableResult
     public func previous() throws(StorageError) -> Bool {
         switch inner {
-        case .read(let c): return try c.previous()
-        case .write(let c): return try c.previous()
+        case .read(let c): return try c.cursor.previous()
+        case .write(let c): return try c.cursor.previous()
         }
     }
 
     public var isValid: Bool {
         switch inner {
-        case .read(let c): return c.isValid
-        case .write(let c): return c.isValid
+        case .read(let c): return c.cursor.isValid
+        case .write(let c): return c.cursor.isValid
         }
     }
 
     /// The current key (a copy).
     public var key: [UInt8] {
-        switch inner {
-        case .read(let c): return c.key
-        case .write(let c): return c.key
+        get throws(StorageError) {
+            switch inner {
+            case .read(let c): return try c.cursor.key
+            case .write(let c): return try c.cursor.key
+            }
         }
     }
 
     /// The current value (a copy; reads overflow pages when needed).
     public func value() throws(StorageError) -> [UInt8] {
         switch inner {
-        case .read(let c): return try c.value()
-        case .write(let c): return try c.value()
+        case .read(let c): return try c.cursor.value()
+        case .write(let c): return try c.cursor.value()
         }
     }
 
     public func withKey<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
         switch inner {
-        case .read(let c): return try c.withKey(body)
-        case .write(let c): return try c.withKey(body)
+        case .read(let c): return try c.cursor.withKey(body)
+        case .write(let c): return try c.cursor.withKey(body)
         }
     }
 
     public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
         switch inner {
-        case .read(let c): return try c.withValue(body)
-        case .write(let c): return try c.withValue(body)
+        case .read(let c): return try c.cursor.withValue(body)
+        case .write(let c): return try c.cursor.withValue(body)
         }
     }
 }
