@@ -6,7 +6,7 @@ import PackageDescription
 // The Keel side (Sources/keel-bench/KeelEngine.swift) is compiled only when the engine façade
 // (`Store`) is in KeelStorage. Until then keel-bench runs the SQLite side alone and prints "—"
 // in the Keel columns; it never substitutes anything for the engine.
-let keelEngineAvailable = false
+let keelEngineAvailable = true
 
 let package = Package(
     name: "KeelBenchmarks",

@@ -105,13 +105,18 @@ private func fileSystemName(_ path: String) -> String {
 /// Bytes of the store files in `directory` (every regular file except SQLite's `-shm`, which is
 /// a shared-memory index rather than stored data).
 func storeBytes(in directory: String) -> Int {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
-    var total = 0
+    storeFiles(in: directory).values.reduce(0, +)
+}
+
+/// The size (`st_size`) of each store file in `directory`, by name (as `storeBytes` counts them).
+func storeFiles(in directory: String) -> [String: Int] {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [:] }
+    var files: [String: Int] = [:]
     for name in names where !name.hasSuffix("-shm") {
         var info = stat()
         if stat(directory + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG {
-            total += Int(info.st_size)
+            files[name] = Int(info.st_size)
         }
     }
-    return total
+    return files
 }

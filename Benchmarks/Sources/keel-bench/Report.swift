@@ -62,6 +62,11 @@ extension RunReport {
                 "\(duration($0.deleteSeconds)) / \(duration($0.checkpointSeconds)) / \(duration($0.compactSeconds))"
             }
             out.append(contentsOf: layout(c, leftAligned: [0]))
+            for name in names {
+                guard let figures = compaction[name] else { continue }
+                let files = figures.filesAfter.sorted { $0.key < $1.key }.map { "\($0.key) \(bytes($0.value))" }
+                out.append("files after compaction, \(name): " + files.joined(separator: " + "))
+            }
         }
 
         out.append("")

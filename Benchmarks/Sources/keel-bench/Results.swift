@@ -59,6 +59,9 @@ struct CompactionFigures: Codable, Sendable {
     var bytesBefore: Int
     /// Store files after compaction (Keel `compact()`; SQLite `VACUUM` + truncating checkpoint).
     var bytesAfter: Int
+    /// `bytesBefore` and `bytesAfter` file by file.
+    var filesBefore: [String: Int]
+    var filesAfter: [String: Int]
     var afterOverLive: Double
     var deleteSeconds: Double
     var checkpointSeconds: Double

@@ -95,17 +95,18 @@ final class Runner {
                 }
                 if deleted != doomed.count { fail("compact: \(name) deleted \(deleted) of \(doomed.count) keys") }
                 let (_, checkpointSeconds) = try timed { try store.checkpoint() }
-                let before = storeBytes(in: store.directory)
+                let before = storeFiles(in: store.directory)
                 let (details, compactSeconds) = try step("compact", name) { try store.compact() }
-                let after = storeBytes(in: store.directory)
+                let after = storeFiles(in: store.directory)
                 let tally = try store.fullScan()
                 if tally.rows != remaining { fail("compact: \(name) holds \(tally.rows) keys, expected \(remaining)") }
                 tallies[name] = tally
                 let live = KeyValueSet.payloadBytes(pairs: remaining)
                 report.compaction[name] = CompactionFigures(
                     keysDeleted: deleted, keysRemaining: tally.rows, liveBytes: live,
-                    bytesLoaded: loadedBytes[name] ?? 0, bytesBefore: before, bytesAfter: after,
-                    afterOverLive: Double(after) / Double(live), deleteSeconds: deleteSeconds,
+                    bytesLoaded: loadedBytes[name] ?? 0, bytesBefore: before.values.reduce(0, +),
+                    bytesAfter: after.values.reduce(0, +), filesBefore: before, filesAfter: after,
+                    afterOverLive: Double(after.values.reduce(0, +)) / Double(live), deleteSeconds: deleteSeconds,
                     checkpointSeconds: checkpointSeconds, compactSeconds: compactSeconds, details: details)
             }
             crossCheck("compact (full scan after)", tallies)
