@@ -75,7 +75,14 @@ protocol CommitStore: Sendable {
     func makeSession() throws -> any CommitSession
     /// How many keys the store holds (after the workload; a correctness check).
     func keyCount() throws -> Int
+    /// Engine counters that only ever grow (Keel: `logSyncs`, `checkpoints`); the harness reports
+    /// how much each grew during the workload.
+    func counters() throws -> [String: Double]
     func close() throws
+}
+
+extension CommitStore {
+    func counters() throws -> [String: Double] { [:] }
 }
 
 /// One thread's way to commit: each `commit` is one durable (per the store's durability)

@@ -56,6 +56,7 @@ struct KeelBench: ParsableCommand {
         let date = ISO8601DateFormatter().string(from: Date())
         let runner = Runner(plan: plan, engines: engines, root: root, machine: machine, date: date)
         var report = try runner.run()
+        try report.machine.remeasureAtEnd()
         report.totalSeconds = Double(monotonicNanos() - started) / 1e9
 
         if json {

@@ -156,6 +156,11 @@
             return count
         }
 
+        func counters() throws -> [String: Double] {
+            let stats = try store.statistics()
+            return ["logSyncs": Double(stats.logSyncs), "checkpoints": Double(stats.checkpoints)]
+        }
+
         func close() throws { try store.close() }
     }
 

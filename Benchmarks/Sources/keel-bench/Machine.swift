@@ -13,8 +13,12 @@ struct MachineFacts: Codable, Sendable {
     var loadAverage: String?
     var benchDirectory: String
     var fileSystem: String
+    /// Measured before the workloads, and again after them: a big difference means something
+    /// else used the disk during the run.
     var fdatasync: Latency?
+    var fdatasyncAtEnd: Latency?
     var fdatasyncIterations: Int
+    var loadAverageAtEnd: String?
     var crc32cHardwareAccelerated: Bool
     var sqliteVersion: String
 
@@ -26,10 +30,18 @@ struct MachineFacts: Codable, Sendable {
             benchDirectory: benchDirectory,
             fileSystem: fileSystemName(benchDirectory),
             fdatasync: try probeFdatasync(directory: benchDirectory, iterations: fdatasyncIterations),
+            fdatasyncAtEnd: nil,
             fdatasyncIterations: fdatasyncIterations,
+            loadAverageAtEnd: nil,
             crc32cHardwareAccelerated: CRC32C.isHardwareAccelerated,
             sqliteVersion: String(cString: sqlite3_libversion())
         )
+    }
+
+    /// The second fdatasync measurement and load average, after the workloads.
+    mutating func remeasureAtEnd() throws {
+        fdatasyncAtEnd = try probeFdatasync(directory: benchDirectory, iterations: fdatasyncIterations)
+        loadAverageAtEnd = loadAverageNow()
     }
 
     /// Whether durable-commit numbers mean anything here (tmpfs has no fsync to wait for).

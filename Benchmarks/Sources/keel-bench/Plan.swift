@@ -46,6 +46,12 @@ struct Plan: Codable, Sendable {
         commit16 = quick ? 2_000 : 10_000
     }
 
+    /// Commit workloads run in this many slices, the engines taking turns. One thread: 5 slices.
+    /// Many threads: 1, because each slice ends with its stragglers finishing alone (SQLite's
+    /// writers can sleep up to 100 ms in the busy handler), which slicing would add once per
+    /// slice, and the bill would be SQLite's more than Keel's.
+    func commitSlices(threads: Int) -> Int { threads == 1 ? 5 : 1 }
+
     func includes(_ workload: Workload) -> Bool { workloads.contains(workload) }
     var needsBulkLoad: Bool { workloads.contains { $0.needsBulkLoad } }
 

@@ -6,10 +6,14 @@ extension RunReport {
         out.append("keel-bench: Keel against SQLite, side by side in one run\(plan.quick ? " (--quick)" : "")")
         out.append("date      \(date)")
         out.append(
-            "machine   \(m.cpuCount) CPUs\(m.cpuModel.map { " (\($0))" } ?? ""), load average \(m.loadAverage ?? "?") at start")
+            "machine   \(m.cpuCount) CPUs\(m.cpuModel.map { " (\($0))" } ?? ""), load average \(m.loadAverage ?? "?") at start"
+                + (m.loadAverageAtEnd.map { ", \($0) at end" } ?? ""))
         var disk = "disk      \(m.benchDirectory) (\(m.fileSystem)): preallocated 4 KiB overwrite + fdatasync "
         if let f = m.fdatasync {
             disk += "p50 \(micros(f.p50Micros)), p99 \(micros(f.p99Micros)) (\(f.samples) runs)"
+        }
+        if let e = m.fdatasyncAtEnd {
+            disk += "; after the run p50 \(micros(e.p50Micros)), p99 \(micros(e.p99Micros))"
         }
         out.append(disk)
         if m.isVolatileFileSystem {
@@ -42,6 +46,12 @@ extension RunReport {
             ])
         }
         out.append(contentsOf: layout(table, leftAligned: [0]))
+        let syncs = rows.compactMap { row -> String? in
+            guard let n = row.results[keelName]?.details["logSyncs"], row.durability == .full else { return nil }
+            let per = n > 0 ? ", " + fixed(Double(row.ops) / n, 2) + " commits per sync" : ""
+            return "\(row.name) \(grouped(Int(n))) for \(grouped(row.ops)) commits\(per)"
+        }
+        if !syncs.isEmpty { out.append("Keel log fdatasyncs (StoreStatistics.logSyncs): " + syncs.joined(separator: "; ")) }
 
         if !compaction.isEmpty {
             out.append("")

@@ -123,19 +123,46 @@ final class Runner {
     private func runCommits(_ workload: Workload, threads: Int, count: Int, durability: Durability, data: KeyValueSet)
         throws
     {
-        var results: [String: Measurement] = [:]
         let name = "\(workload.rawValue) (\(durability.rawValue))"
+        var stores: [(name: String, store: any CommitStore, directory: String)] = []
         for engine in engines {
             let directory = try makeDirectory("\(engine.name.lowercased())-\(workload.rawValue)-\(durability.rawValue)")
-            let store = try engine.openCommitStore(directory: directory, durability: durability)
-            let (measurement, _) = try step(name, engine.name) {
-                try commitConcurrently(store: store, data: data, count: count, threads: threads)
+            stores.append((engine.name, try engine.openCommitStore(directory: directory, durability: durability), directory))
+        }
+        // The commits run in slices, the engines taking turns (alternating which goes first), so
+        // that a burst of someone else's disk traffic lands on both rather than on one.
+        let slices = plan.commitSlices(threads: threads)
+        var seconds: [String: Double] = [:]
+        var latencies: [String: [UInt64]] = [:]
+        var countersBefore: [String: [String: Double]] = [:]
+        for (engine, store, _) in stores { countersBefore[engine] = try store.counters() }
+        for slice in 0..<slices {
+            let range = (count * slice / slices)..<(count * (slice + 1) / slices)
+            for (engine, store, _) in slice % 2 == 0 ? stores : stores.reversed() {
+                let (time, samples) = try commitConcurrently(store: store, data: data, range: range, threads: threads)
+                seconds[engine, default: 0] += time
+                latencies[engine, default: []].append(contentsOf: samples)
+            }
+        }
+        var results: [String: Measurement] = [:]
+        for (engine, store, directory) in stores {
+            var measurement = Measurement(
+                ops: latencies[engine]?.count ?? 0, seconds: seconds[engine] ?? 0,
+                latency: Latency(nanos: latencies[engine] ?? []), details: ["slices": Double(slices)])
+            progress("\(name): \(engine) \(duration(measurement.seconds))")
+            for (counter, after) in try store.counters() {
+                measurement.details[counter] = after - (countersBefore[engine]?[counter] ?? 0)
+            }
+            // Durability check: one thread in full mode cannot share syncs, so an engine that
+            // counts its log syncs must have made at least one per commit.
+            if durability == .full, threads == 1, let syncs = measurement.details["logSyncs"], syncs < Double(count) {
+                fail("\(name): \(engine) acknowledged \(count) commits with only \(Int(syncs)) log syncs")
             }
             let keys = try store.keyCount()
-            if keys != count { fail("\(name): \(engine.name) holds \(keys) keys after \(count) commits") }
+            if keys != count { fail("\(name): \(engine) holds \(keys) keys after \(count) commits") }
             try store.close()
             removeDirectory(directory)
-            results[engine.name] = measurement
+            results[engine] = measurement
         }
         report.rows.append(Row(workload: workload, durability: durability, ops: count, results: results))
     }
@@ -200,11 +227,13 @@ final class Runner {
     }
 }
 
-/// Runs `count` commits of `data[0..<count]` on `threads` threads (thread t commits keys t,
-/// t + threads, ...), each thread with its own session opened before the clock starts. Wall time
-/// runs from releasing the threads together to the last one finishing; every commit's latency is
-/// recorded.
-func commitConcurrently(store: any CommitStore, data: KeyValueSet, count: Int, threads: Int) throws -> Measurement {
+/// Commits `data[range]` on `threads` threads (thread t commits range.lowerBound + t, + t +
+/// threads, ...), each thread with its own session opened before the clock starts. The wall time
+/// runs from releasing the threads together to the last one finishing. Returns it with every
+/// commit's latency.
+func commitConcurrently(store: any CommitStore, data: KeyValueSet, range: Range<Int>, threads: Int) throws
+    -> (seconds: Double, latencies: [UInt64])
+{
     final class Shared: Sendable {
         let latencies = Mutex<[UInt64]>([])  // guards the merged per-commit latencies
         let failure = Mutex<String?>(nil)  // guards the first error any thread met
@@ -232,9 +261,9 @@ func commitConcurrently(store: any CommitStore, data: KeyValueSet, count: Int, t
             go.wait()
             guard let session else { return }
             var local: [UInt64] = []
-            local.reserveCapacity(count / threads + 1)
-            var i = t
-            while i < count && !shared.stop.load(ordering: .relaxed) {
+            local.reserveCapacity(range.count / threads + 1)
+            var i = range.lowerBound + t
+            while i < range.upperBound && !shared.stop.load(ordering: .relaxed) {
                 let start = monotonicNanos()
                 do { try session.commit(key: data.key(i), value: data.value(i)) } catch {
                     shared.fail(error)
@@ -253,8 +282,7 @@ func commitConcurrently(store: any CommitStore, data: KeyValueSet, count: Int, t
     done.wait()
     let seconds = Double(monotonicNanos() - start) / 1e9
     if let failure = shared.failure.withLock({ $0 }) { throw BenchError(failure) }
-    let latencies = shared.latencies.withLock { $0 }
-    return Measurement(ops: latencies.count, seconds: seconds, latency: Latency(nanos: latencies))
+    return (seconds, shared.latencies.withLock { $0 })
 }
 
 /// A progress line on standard error (standard output carries only the table or the JSON).
