@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct KeelBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keel-bench",
+        abstract: "Keel against SQLite on the same work, side by side in one run.",
+        discussion: """
+            Workloads: bulk-insert, point-read, range-scan, commit-1, commit-16, compact. The commit \
+            workloads run twice: SQLite synchronous=FULL against Keel .full, then NORMAL against .normal. \
+            See Docs/Performance.md.
+            """)
+
+    @Flag(help: "Smaller sizes (200k keys, 2k scans, 1k/2k commits); finishes within two minutes on 2 cores.")
+    var quick = false
+
+    @Option(
+        name: .customLong("workload"), parsing: .upToNextOption,
+        help: "Run only these workloads (default: all). One of: \(Workload.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var workloads: [Workload] = []
+
+    @Option(help: "Where to put the stores: a fresh subdirectory of it is made and removed at the end. Must be a real disk, not tmpfs.")
+    var dir: String = "/var/tmp"
+
+    @Flag(help: "Print the results as JSON on standard output instead of the table.")
+    var json = false
+
+    @Option(help: "Keys in the bulk insert (default 1,000,000; 200,000 with --quick).")
+    var keys: Int?
+
+    @Option(help: "Seed of the data set and of the random read and scan orders.")
+    var seed: UInt64 = 20_251_121
+
+    func validate() throws {
+        if let keys, keys < 10 || keys > 100_000_000 { throw ValidationError("--keys must be between 10 and 100,000,000") }
+    }
+
+    func run() throws {
+        let started = monotonicNanos()
+        let plan = Plan(quick: quick, workloads: workloads, keys: keys, seed: seed)
+        let root = try FileManager.default.temporaryDirectoryPath(in: dir)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        progress("working in \(root)")
+
+        var engines: [any BenchEngine.Type] = []
+        #if KEEL_ENGINE
+            engines.append(KeelEngine.self)
+        #else
+            progress("the Keel engine is not built in (Package.swift: keelEngineAvailable); measuring SQLite alone")
+        #endif
+        engines.append(SQLiteEngine.self)
+
+        progress("measuring fdatasync (\(plan.fdatasyncIterations) runs)")
+        let machine = try MachineFacts.gather(benchDirectory: root, fdatasyncIterations: plan.fdatasyncIterations)
+        let date = ISO8601DateFormatter().string(from: Date())
+        let runner = Runner(plan: plan, engines: engines, root: root, machine: machine, date: date)
+        var report = try runner.run()
+        try report.machine.remeasureAtEnd()
+        report.totalSeconds = Double(monotonicNanos() - started) / 1e9
+
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(report.renderText())
+        }
+        if !report.failures.isEmpty { throw ExitCode(1) }
+    }
+}
+
+extension FileManager {
+    /// A new, empty, uniquely named directory inside `parent`.
+    func temporaryDirectoryPath(in parent: String) throws -> String {
+        var isDirectory: ObjCBool = false
+        guard fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("--dir \(parent) is not a directory")
+        }
+        let path = parent + "/keel-bench-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))"
+        try createDirectory(atPath: path, withIntermediateDirectories: false)
+        return path
+    }
+}
