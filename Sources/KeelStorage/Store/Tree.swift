@@ -33,14 +33,46 @@ public final class Tree {
     }
 
     /// Calls `body` with the value's bytes without copying them (valid only inside `body`);
-    /// returns nil when the key is absent.
+    /// returns nil when the key is absent. @inlinable over non-generic lookups so callers get it
+    /// specialised.
+    @inlinable
     public func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R)
         throws(StorageError) -> R?
     {
+        switch try _lookup(key) {
+        case .absent:
+            return nil
+        case .inline(let value, let owner):
+            return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(value) }
+        case .assembled(let bytes):
+            let result: Result<R, StorageError> = bytes.withUnsafeBytes { b in Result { () throws(StorageError) -> R in try body(b) } }
+            return try result.get()
+        }
+    }
+
+    /// Where a looked-up value is.
+    @usableFromInline
+    enum _Lookup {
+        case absent
+        case inline(UnsafeRawBufferPointer, PageBuffer)
+        case assembled([UInt8])
+    }
+
+    @usableFromInline
+    func _lookup(_ key: [UInt8]) throws(StorageError) -> _Lookup {
         transaction.checkOpen()
-        return try key.withBytes { (k) throws(StorageError) -> R? in
-            if let w = transaction as? WriteTransaction { return try btree.withValue(forKey: k, in: w.pages, body) }
-            return try btree.withValue(forKey: k, in: transaction.readPages, body)
+        return try key.withBytes { (k) throws(StorageError) -> _Lookup in
+            let location: ValueLocation
+            if let w = transaction as? WriteTransaction {
+                location = try btree.locate(k, in: w.pages)
+            } else {
+                location = try btree.locate(k, in: transaction.readPages)
+            }
+            switch location {
+            case .absent: return .absent
+            case .inline(let value, let owner): return .inline(value, owner)
+            case .overflow: return .assembled(try get(k) ?? [])
+            }
         }
     }
 
@@ -152,26 +184,77 @@ public struct Cursor {
     /// The current value (a copy; reads overflow pages when needed).
     public mutating func value() throws(StorageError) -> [UInt8] { try withValue { [UInt8]($0) } }
 
+    // The closure-taking accessors are @inlinable shells over non-generic primitives, so a caller
+    // in another module gets them specialised for its result type (no runtime generic metadata
+    // on the per-row path of a scan).
+
     /// Calls `body` with the current key in page memory (valid only inside `body`).
+    @inlinable
     public mutating func withKey<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
-        if read != nil, let r = try read?.withKey(body) { return r }
-        guard let r = try write?.withKey(body) else { preconditionFailure("the cursor does not stand on an entry") }
-        return r
+        let (key, owner) = try _currentKey()
+        return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(key) }
     }
 
     /// Calls `body` with the current value (valid only inside `body`).
+    @inlinable
     public mutating func withValue<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
-        if read != nil, let r = try read?.withValue(body) { return r }
-        guard let r = try write?.withValue(body) else { preconditionFailure("the cursor does not stand on an entry") }
-        return r
+        let (_, owner) = try _currentKey()
+        if let value = _inlineValue() {
+            return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(value) }
+        }
+        let bytes = try _overflowValue()
+        let result: Result<R, StorageError> = bytes.withUnsafeBytes { b in Result { () throws(StorageError) -> R in try body(b) } }
+        return try result.get()
     }
 
     /// Calls `body` with the current key and value (valid only inside `body`).
+    @inlinable
     public mutating func withEntry<R>(
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(StorageError) -> R
     ) throws(StorageError) -> R {
-        if read != nil, let r = try read?.withEntry(body) { return r }
-        guard let r = try write?.withEntry(body) else { preconditionFailure("the cursor does not stand on an entry") }
-        return r
+        let (key, owner) = try _currentKey()
+        if let value = _inlineValue() {
+            return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(key, value) }
+        }
+        let bytes = try _overflowValue()
+        let result: Result<R, StorageError> = bytes.withUnsafeBytes { b in
+            withExtendedLifetime(owner) { Result { () throws(StorageError) -> R in try body(key, b) } }
+        }
+        return try result.get()
+    }
+
+    /// The current key's bytes in its leaf page, and the page that keeps them alive. Re-seeks
+    /// first when the tree changed under the cursor.
+    @usableFromInline
+    mutating func _currentKey() throws(StorageError) -> (UnsafeRawBufferPointer, PageBuffer) {
+        if read != nil {
+            let key = try read?.withKey { $0 }
+            guard let key, let owner = read?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
+            return (key, owner)
+        }
+        let key = try write?.withKey { $0 }
+        guard let key, let owner = write?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
+        return (key, owner)
+    }
+
+    /// The current value's bytes in its leaf page, or nil when it lives in overflow pages. Call
+    /// right after `_currentKey()`.
+    @usableFromInline
+    func _inlineValue() -> UnsafeRawBufferPointer? {
+        if let c = read { return Cursor.inlineValue(c.leaf, c.entry) }
+        if let c = write { return Cursor.inlineValue(c.leaf, c.entry) }
+        return nil
+    }
+
+    private static func inlineValue(_ leaf: Node?, _ entry: LeafEntry) -> UnsafeRawBufferPointer? {
+        guard let leaf, !entry.isOverflow else { return nil }
+        return UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength)
+    }
+
+    /// An overflow value, assembled.
+    @usableFromInline
+    mutating func _overflowValue() throws(StorageError) -> [UInt8] {
+        if read != nil { return try read?.value() ?? [] }
+        return try write?.value() ?? []
     }
 }
