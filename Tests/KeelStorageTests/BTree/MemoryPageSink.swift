@@ -25,7 +25,7 @@ final class MemoryPageSink: PageSink {
 
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         if let page = dirty[number] { return page }
-        guard !freed.contains(number) else { throw StorageError(.invalidArgument, "read of a free page", page: number) }
+        guard !freed.contains(number) else { throw StorageError(.corrupt, "read of a free page", page: number) }
         if let page = committed[number] { return page }
         throw StorageError(.corrupt, "page was never allocated", page: number)
     }
@@ -33,7 +33,7 @@ final class MemoryPageSink: PageSink {
     func writablePage(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         changeCount += 1
         if let page = dirty[number] { return page }
-        guard !freed.contains(number) else { throw StorageError(.invalidArgument, "write of a free page", page: number) }
+        guard !freed.contains(number) else { throw StorageError(.corrupt, "write of a free page", page: number) }
         guard let original = committed[number] else {
             throw StorageError(.corrupt, "page was never allocated", page: number)
         }
@@ -84,6 +84,17 @@ final class MemoryPageSink: PageSink {
 
     /// A read-only view of the committed state.
     func snapshot() -> MemorySnapshot { MemorySnapshot(pageSize: pageSize, pages: committed) }
+
+    /// An independent copy of the committed state (pages copied), with the same free pages.
+    func clone() -> MemoryPageSink {
+        precondition(dirty.isEmpty, "commit before cloning")
+        let copy = MemoryPageSink(pageSize: pageSize)
+        copy.committed = committed.mapValues { PageBuffer(copying: $0) }
+        copy.freeList = freeList
+        copy.freed = freed
+        copy.nextPage = nextPage
+        return copy
+    }
 
     /// Test hook: the buffer of a page, to damage it on purpose.
     func rawPage(_ number: PageNumber) -> PageBuffer? { dirty[number] ?? committed[number] }
