@@ -9,6 +9,7 @@
 // - `slowTestsEnabled` (env KEEL_SLOW_TESTS=1) and `testSeed` (env KEEL_SEED, printed).
 
 import Glibc
+import Logging
 import Testing
 
 @testable import KeelStorage
@@ -31,6 +32,14 @@ func testSeed(_ suite: String) -> UInt64 {
     return seed
 }
 
+/// A logger for stores in tests that crash or fail on purpose: only errors and worse, so
+/// "recovered the log" and "automatic checkpoint failed" do not flood the output.
+let quietLogger: Logger = {
+    var logger = Logger(label: "keel.storage.test")
+    logger.logLevel = .critical
+    return logger
+}()
+
 /// Options for a test store on `fs`: 4 KiB pages, a 64-page cache (evictions happen), a 64 KiB
 /// checkpoint threshold and log preallocation step (checkpoints and log growth happen after a
 /// few transactions).
@@ -51,7 +60,7 @@ func openTestStore(
 ) throws(StorageError) -> Store {
     var options = testOptions(fs, syncMode: syncMode)
     configure(&options)
-    return try Store.open(at: path, options: options)
+    return try Store.open(at: path, options: options, logger: quietLogger)
 }
 
 /// Records an issue unless `store.verify()` is clean.
