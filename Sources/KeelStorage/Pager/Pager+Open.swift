@@ -33,9 +33,20 @@ extension Pager {
                 path: path)
         case .store(let size): pageSize = size
         }
-        guard fileSize >= UInt64(pageSize), fileSize % UInt64(pageSize) == 0 else {
-            throw StorageError(.corrupt, "the page file is \(fileSize) bytes, not a whole number of \(pageSize)-byte pages", path: path)
+        // A page file that ends inside a page is legitimate only after a crash during a checkpoint
+        // that grew the file: its writes past the old end are torn at sector boundaries, and the
+        // log (not yet reset, I8) still holds every page it was copying. Checked against the log
+        // below; without a log nothing can explain it, so refuse before creating one (I15).
+        let partialPage = fileSize % UInt64(pageSize) != 0 ? PageNumber(UInt32(fileSize / UInt64(pageSize))) : nil
+        func partialPageError() -> StorageError {
+            StorageError(
+                .corrupt, "the page file is \(fileSize) bytes, not a whole number of \(pageSize)-byte pages, and the log holds no copy of its last page",
+                page: partialPage, path: path)
         }
+        guard fileSize >= UInt64(pageSize) else {
+            throw StorageError(.corrupt, "the page file is \(fileSize) bytes, shorter than one \(pageSize)-byte page", path: path)
+        }
+        if partialPage != nil, !fs.fileExists(logPath) { throw partialPageError() }
 
         // The log: scanned read-only first; only a valid store gets its log (re)initialised.
         let logFile: any StorageFile
@@ -50,6 +61,7 @@ extension Pager {
         var logOpened = false
         defer { if !logOpened { try? logFile.close() } }
         let scan = try LogScanner.scan(logFile, pageSize: pageSize)
+        if let partialPage, !scan.frames.contains(where: { $0.page == partialPage }) { throw partialPageError() }
 
         var header: LogFormat.Header
         if let h = scan.header {
