@@ -206,7 +206,7 @@ final class ModelRun {
             let top = lower < sorted.count && sorted[lower] == start ? lower : lower - 1
             if top >= 0 { expected = Array(sorted[max(0, top - limit + 1)...top].reversed()) }
         }
-        let cursor = try tree.cursor()
+        var cursor = try tree.cursor()
         var valid = try cursor.seek(to: start)
         if !forward {
             if !valid {

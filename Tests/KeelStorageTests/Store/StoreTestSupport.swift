@@ -113,7 +113,7 @@ func contents(of txn: ReadTransaction, sourceLocation: SourceLocation = #_source
     for name in try txn.treeNames() {
         let tree = try #require(try txn.tree(name), "tree \(name) is listed but cannot be opened")
         var entries: [Bytes: Bytes] = [:]
-        let cursor = try tree.cursor()
+        var cursor = try tree.cursor()
         var more = try cursor.seekFirst()
         var previous: Bytes?
         while more {
