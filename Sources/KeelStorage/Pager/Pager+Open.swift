@@ -55,6 +55,9 @@ extension Pager {
         } else if options.readOnly {
             logFile = try InMemoryFileSystem().open(logPath, options: .createIfNeeded)
         } else {
+            // No log: the page file alone is the store, so its page 0 must be sound before the
+            // log is created (I15: a refused open writes nothing).
+            _ = try readMeta(try readMetaFromFile(pageFile, pageSize: pageSize, path: path), path: path)
             logFile = try fs.open(logPath, options: .createIfNeeded)
             try fs.syncDirectory(directoryOf(logPath))
         }
@@ -69,6 +72,7 @@ extension Pager {
         } else {
             // No valid log header: the page file alone is the store. Start a fresh generation.
             let page0 = try readMetaFromFile(pageFile, pageSize: pageSize, path: path)
+            _ = try readMeta(page0, path: path)  // sound before the fresh header is written (I15)
             header = LogFormat.Header(
                 pageSize: UInt32(pageSize), generation: 1, salt: UInt32.random(in: 1...UInt32.max),
                 baseSequence: FrameSequence(1), baseTransaction: page0.transactionID)
@@ -98,9 +102,9 @@ extension Pager {
             let buffer = PageBuffer(size: pageSize)
             try log.readPage(.meta, at: newest.frame, into: buffer)
             guard buffer.isValid(as: .meta) else { throw StorageError.corrupt("page 0 in the log fails its checksum", page: .meta) }
-            meta0 = try MetaPage.read(from: buffer)
+            meta0 = try readMeta(buffer, path: path)
         } else {
-            meta0 = try MetaPage.read(from: try readMetaFromFile(pageFile, pageSize: pageSize, path: path))
+            meta0 = try readMeta(try readMetaFromFile(pageFile, pageSize: pageSize, path: path), path: path)
         }
         if let count = scan.pageCountAfterLastCommit, count != meta0.pageCount {
             throw StorageError(.corrupt, "the last commit's page count \(count) disagrees with page 0 (\(meta0.pageCount))", page: .meta)
@@ -119,6 +123,15 @@ extension Pager {
     }
 
     /// Page 0 as stored in the page file, checksum-verified.
+    /// The fields of a checksum-verified page 0; an error names the store's path.
+    private static func readMeta(_ page0: PageBuffer, path: String) throws(StorageError) -> MetaPage {
+        do { return try MetaPage.read(from: page0) } catch {
+            var named = error
+            if named.path == nil { named.path = path }
+            throw named
+        }
+    }
+
     private static func readMetaFromFile(_ file: any StorageFile, pageSize: Int, path: String) throws(StorageError) -> PageBuffer {
         let buffer = PageBuffer(size: pageSize)
         try file.readFully(into: buffer.bytes, at: 0)

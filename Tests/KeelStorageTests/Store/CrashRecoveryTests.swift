@@ -163,8 +163,7 @@ enum CrashWorkload {
         var expected = actual
         expected["post"] = [marker: marker]
         let final = try contents(of: again)
-        #expect(final == expected, "\(context): a commit after recovery was lost: \(describeDifference(final, expected))",
-                sourceLocation: sourceLocation)
+        expectContents(final, equal: expected, "\(context): a commit after recovery", sourceLocation: sourceLocation)
         try expectVerifies(again, "\(context): after a commit following recovery", sourceLocation: sourceLocation)
         return prefix
     }
@@ -252,7 +251,7 @@ struct CrashRecoveryTests {
                     let context = "first crash at \(k) (keep), second at recovery operation \(j) of \(recoveryOperations) (\(mode), seed \(seed))"
                     let store = try Store.open(at: CrashWorkload.path, options: CrashWorkload.options(twice), logger: quietLogger)
                     let actual = try contents(of: store)
-                    #expect(actual == expected, "\(context): \(describeDifference(actual, expected))")
+                    expectContents(actual, equal: expected, "\(context)")
                     try expectVerifies(store, context)
                     try store.close()
                 }

@@ -51,7 +51,7 @@ struct IOErrorCheckpointTests {
                 faults.removeAllFaults()
                 expectStorageError(.readOnly, comment: "\(context): a write after it") { try IOWorkload.commitLater(store) }
                 let expected = IOWorkload.target(large: true)
-                #expect(try contents(of: store) == expected, "\(context): reads after the failed checkpoint")
+                try expectContents(of: store, equal: expected, "\(context): reads after the failed checkpoint")
                 try expectVerifies(store, context)
                 try store.close()
                 try IOWorkload.reopenWithoutFaults(memory, allowed: [expected], context)
@@ -70,7 +70,7 @@ struct IOErrorCheckpointTests {
         let counting = FaultInjectingFileSystem(wrapping: InMemoryFileSystem(files: image))
         let clean = try IOWorkload.open(counting)
         let reads = counting.operationCount(of: .read)
-        #expect(try contents(of: clean) == IOWorkload.target(large: true))
+        try expectContents(of: clean, equal: IOWorkload.target(large: true))
         #expect(reads >= 2, "the open reads page 0 and the log")
         for index in 1...reads {
             let faults = FaultInjectingFileSystem(wrapping: InMemoryFileSystem(files: image))
@@ -100,7 +100,7 @@ struct IOErrorCheckpointTests {
         faults.fail(.read, at: faults.operationCount(of: .read) + 1)
         let error = expectStorageError(.io) { _ = try contents(of: reopened) }
         #expect(error?.path == testStorePath, "the error names the page file: \(String(describing: error))")
-        #expect(try contents(of: reopened) == IOWorkload.baseline, "the next read transaction works")
+        try expectContents(of: reopened, equal: IOWorkload.baseline, "the next read transaction works")
         try expectVerifies(reopened, "after a failed page read")
         try reopened.close()
     }
@@ -126,7 +126,7 @@ struct IOErrorCheckpointTests {
         let error = try #require(failure, "the disk never filled up")
         #expect(error.code == .diskFull, "\(error)")
         #expect(try store.statistics().writeRefusal == nil, "a full disk is not a failed fsync: no fail-stop")
-        #expect(try contents(of: store) == ["fill": model], "committed data after DISK_FULL")
+        try expectContents(of: store, equal: ["fill": model], "committed data after DISK_FULL")
         // Room again: writes resume; close checkpoints into the page file.
         memory.capacity = nil
         try store.write { txn in try txn.tree("fill")!.put(key: Array("resumed".utf8), value: [1]) }
@@ -134,7 +134,7 @@ struct IOErrorCheckpointTests {
         try store.close()
         let reopened = try IOWorkload.open(memory)
         defer { try? reopened.close() }
-        #expect(try contents(of: reopened) == ["fill": model])
+        try expectContents(of: reopened, equal: ["fill": model])
         try expectVerifies(reopened, "after a full disk")
     }
 
@@ -152,7 +152,7 @@ struct IOErrorCheckpointTests {
         memory.capacity = nil
         let reopened = try IOWorkload.open(memory)
         defer { try? reopened.close() }
-        #expect(try contents(of: reopened) == expected)
+        try expectContents(of: reopened, equal: expected)
         try expectVerifies(reopened, "after close failed on a full disk")
     }
 }

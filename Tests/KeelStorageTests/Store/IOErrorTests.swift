@@ -100,7 +100,8 @@ enum IOWorkload {
         let store = try open(InMemoryFileSystem(files: files(of: memory)))
         defer { try? store.close() }
         let actual = try contents(of: store)
-        #expect(allowed.contains(actual), "\(context): after reopening without faults: \(describeDifference(actual, allowed[0]))",
+        let known = allowed.contains(actual)
+        #expect(known, "\(context): after reopening without faults: \(describeDifference(actual, allowed[0]))",
                 sourceLocation: sourceLocation)
         try expectVerifies(store, "\(context): after reopening without faults", sourceLocation: sourceLocation)
     }
@@ -144,13 +145,13 @@ struct IOErrorTests {
                 #expect(error?.message.isEmpty == false)
 
                 // Readable, nothing lost, nothing of the failed commit visible (I14).
-                #expect(try contents(of: store) == IOWorkload.baseline, "\(context): contents after the failed commit")
+                try expectContents(of: store, equal: IOWorkload.baseline, "\(context): contents after the failed commit")
                 #expect(try store.statistics().writeRefusal == nil, "\(context): a failed write is not a failed fsync; no fail-stop")
                 // The fault is gone: the next commits succeed, the same one included.
                 try IOWorkload.commitLater(store)
                 try IOWorkload.commitTarget(store, large: large)
                 let expected = IOWorkload.withLater(IOWorkload.target(large: large))
-                #expect(try contents(of: store) == expected, "\(context): commits after the fault")
+                try expectContents(of: store, equal: expected, "\(context): commits after the fault")
                 try expectVerifies(store, "\(context)")
                 try store.close()
                 try IOWorkload.reopenWithoutFaults(memory, allowed: [expected], "\(context)")
@@ -177,7 +178,7 @@ struct IOErrorTests {
                 #expect((error?.cause as? StorageError)?.code == Self.code(failure), "\(context): the cause is the fsync error")
 
                 // Readers see exactly what was durable: the unsynced commit was never published (I1).
-                #expect(try contents(of: store) == IOWorkload.baseline, "\(context): contents after the failed fsync")
+                try expectContents(of: store, equal: IOWorkload.baseline, "\(context): contents after the failed fsync")
                 // Every later write is refused, even with the disk healthy again: no retried fsync (I6).
                 faults.removeAllFaults()
                 for attempt in 1...2 {
@@ -186,7 +187,7 @@ struct IOErrorTests {
                 }
                 expectStorageError(.readOnly, comment: "\(context): checkpoint") { try store.checkpoint() }
                 #expect(try store.statistics().writeRefusal?.contains("fail-stop") == true)
-                #expect(try contents(of: store) == IOWorkload.baseline, "\(context): reads after refused writes")
+                try expectContents(of: store, equal: IOWorkload.baseline, "\(context): reads after refused writes")
                 try expectVerifies(store, "\(context)")
                 try store.close()
                 // The commit's frames reached the (in-memory) file before the failed fsync, so after a
@@ -208,7 +209,7 @@ struct IOErrorTests {
             faults.shortWrite(at: before[.write]! + index)
             try IOWorkload.commitTarget(store, large: large)
             #expect(faults.triggeredFaults == 1, "\(context): the short write did not happen")
-            #expect(try contents(of: store) == IOWorkload.target(large: large), "\(context)")
+            try expectContents(of: store, equal: IOWorkload.target(large: large), "\(context)")
             try store.close()
             try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.target(large: large)], "\(context)")
         }
@@ -228,12 +229,12 @@ struct IOErrorTests {
             faults.fail(.write, at: before[.write]! + index + 1)  // writeFully's next call, for the rest
             expectStorageError(.io, comment: context) { try IOWorkload.commitTarget(store, large: large) }
             #expect(faults.triggeredFaults == 2, "\(context): both faults should fire")
-            #expect(try contents(of: store) == IOWorkload.baseline, "\(context)")
+            try expectContents(of: store, equal: IOWorkload.baseline, "\(context)")
             // Reopened right away (the half-written commit is still in the log): it is not applied.
             try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.baseline], "\(context), reopened at once")
             // Or the store goes on: a smaller commit overwrites the half-written one.
             try IOWorkload.commitLater(store)
-            #expect(try contents(of: store) == IOWorkload.withLater(IOWorkload.baseline), "\(context)")
+            try expectContents(of: store, equal: IOWorkload.withLater(IOWorkload.baseline), "\(context)")
             try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.withLater(IOWorkload.baseline)], "\(context), then a commit")
             try store.close()
         }

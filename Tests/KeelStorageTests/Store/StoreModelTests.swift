@@ -235,7 +235,7 @@ final class ModelRun {
         store = try openTestStore(fs, at: path) { configuration.configure(&$0) }
         try expectVerifies(store, "\(context): after reopen")
         let actual = try contents(of: store)
-        #expect(actual == model, "\(context): after reopen: \(describeDifference(actual, model))")
+        expectContents(actual, equal: model, "\(context): after reopen")
         count("reopen")
     }
 

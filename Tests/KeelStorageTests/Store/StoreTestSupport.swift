@@ -130,6 +130,23 @@ func contents(of txn: ReadTransaction, sourceLocation: SourceLocation = #_source
     return out
 }
 
+/// Records an issue unless `actual` equals `expected`, describing the difference briefly (the
+/// contents themselves would flood the output).
+func expectContents(
+    _ actual: StoreContents, equal expected: StoreContents, _ context: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let same = actual == expected
+    #expect(same, "\(context): contents differ: \(describeDifference(actual, expected))", sourceLocation: sourceLocation)
+}
+
+/// Records an issue unless the store's contents equal `expected`.
+func expectContents(
+    of store: Store, equal expected: StoreContents, _ context: String = "", sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    expectContents(try contents(of: store, sourceLocation: sourceLocation), equal: expected, context, sourceLocation: sourceLocation)
+}
+
 /// A short description of the difference between two contents, for failure messages.
 func describeDifference(_ actual: StoreContents, _ expected: StoreContents) -> String {
     var lines: [String] = []
