@@ -179,22 +179,15 @@ struct CorruptionDetectionTests {
                 "seed \(seed): flip in the frame of page \(frame.page) at log \(frame.start): \(report)")
     }
 
-    /// KNOWN ENGINE BUG (reported, not fixed here): LogScanner treats a log header that fails its
-    /// checksum as "no log" (Docs/FileFormat.md, recovery rule 1), so one flipped bit in the 64-byte
-    /// header silently discards every committed, fsynced transaction still in the log: the open
-    /// succeeds with the state of the last checkpoint. The header is rewritten only at a reset, in
-    /// one sector, so a damaged header followed by frames that chain from its stored checksum (or
-    /// carry its salt) is corruption, not a torn reset, and the open should fail with CORRUPT (or
-    /// rebuild the header from the frames). Wrapped in `withKnownIssue` so the suite stays green
-    /// while the bug stands; once fixed, this test reports "known issue was not recorded" and the
-    /// wrapper must go.
+    /// One flipped bit in the 64-byte log header must not make recovery treat the log as empty and
+    /// drop the fsynced commits after it: the open refuses with CORRUPT (recovery rule 1).
     @Test("I1 I3: a flipped bit in the log header must not silently discard committed transactions")
     func logHeaderFlip() throws {
         let (memory, store, states, _) = try Self.loggedStore()
         let files = files(of: memory)
         try store.close()
         let log = files[Self.logPath]!  // safe: the store has a log
-        withKnownIssue("bug: a damaged log header discards the committed frames after it (LogScanner, recovery rule 1)") {
+        do {
             for bit in stride(from: 0, to: LogFormat.headerSize * 8, by: 7) {
                 var damaged = log
                 Self.flip(&damaged, bit: bit)
