@@ -149,6 +149,15 @@ struct Node {
         return BranchEntry(cellStart: start, child: PageNumber(child), keyStart: p, keyLength: Int(keyLength))
     }
 
+    /// Where the key of branch cell `index` is (the search needs no child pointer).
+    @inline(__always) func branchKey(at index: Int) throws(StorageError) -> (start: Int, length: Int) {
+        var p = try slot(index) + 4
+        guard let keyLength = Varint.read(base, &p, limit: pageSize), Int(keyLength) <= pageSize - p else {
+            throw .corrupt("branch cell \(index) runs past the page end", page: number)
+        }
+        return (p, Int(keyLength))
+    }
+
     /// The key of cell `index` of either kind.
     func key(at index: Int) throws(StorageError) -> UnsafeRawBufferPointer {
         if isLeaf {
@@ -216,8 +225,8 @@ struct Node {
         var high = count
         while low < high {
             let mid = (low &+ high) >> 1
-            let entry = try branchEntry(at: mid)
-            if Node.compare(key, base + entry.keyStart, entry.keyLength) >= 0 {
+            let (start, length) = try branchKey(at: mid)
+            if Node.compare(key, base + start, length) >= 0 {
                 low = mid + 1
             } else {
                 high = mid
