@@ -235,13 +235,28 @@ struct Node {
         return low
     }
 
-    /// Orders byte strings as unsigned bytes (memcmp), a proper prefix first.
+    /// Orders byte strings as unsigned bytes (memcmp), a proper prefix first. Short keys are
+    /// compared inline eight bytes at a time (big-endian words order like bytes); long ones by memcmp.
     @inline(__always)
     static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawPointer, _ bLength: Int) -> Int {
         let n = min(a.count, bLength)
-        if n > 0, let aBase = a.baseAddress {
+        guard n > 0, let aBase = a.baseAddress else { return a.count - bLength }
+        if n > 32 {
             let c = memcmp(aBase, b, n)
-            if c != 0 { return Int(c) }
+            return c != 0 ? Int(c) : a.count - bLength
+        }
+        var i = 0
+        while i + 8 <= n {
+            let x = UInt64(bigEndian: aBase.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let y = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            if x != y { return x < y ? -1 : 1 }
+            i += 8
+        }
+        while i < n {
+            let x = aBase.load(fromByteOffset: i, as: UInt8.self)
+            let y = b.load(fromByteOffset: i, as: UInt8.self)
+            if x != y { return x < y ? -1 : 1 }
+            i += 1
         }
         return a.count - bLength
     }
