@@ -41,7 +41,8 @@ struct Node {
     static let contentStartOffset = 20
     static let fragmentedOffset = 24
 
-    let buffer: PageBuffer
+    /// The page the view reads, kept alive by the view (nil for a view of scratch memory).
+    let buffer: PageBuffer?
     let number: PageNumber
     let base: UnsafeMutableRawPointer
     let pageSize: Int
@@ -70,6 +71,14 @@ struct Node {
         self.number = number
         self.base = buffer.pointer
         self.pageSize = buffer.size
+    }
+
+    /// A view of a copy of a page in scratch memory the caller keeps alive.
+    init(copyAt base: UnsafeMutableRawPointer, pageSize: Int, _ number: PageNumber) {
+        self.buffer = nil
+        self.number = number
+        self.base = base
+        self.pageSize = pageSize
     }
 
     // MARK: Header fields
