@@ -128,27 +128,27 @@ extension Node {
     /// Moves every cell to the end of the page, in slot order, so all free space is one gap.
     /// Throws `.corrupt` when the cells cannot all be parsed or do not fit (they overlapped).
     func defragment() throws(StorageError) {
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 8)
-        defer { scratch.deallocate() }
-        guard let copy = scratch.baseAddress else { return }
-        copy.copyMemory(from: base, byteCount: pageSize)
-        let old = Node(unchecked: buffer, number)
-        let n = count
-        var sizes: [Int] = []
-        sizes.reserveCapacity(n)
-        for i in 0..<n { sizes.append(try old.cellSize(at: i)) }
-        var top = pageSize
-        let floor = slotEnd
-        for i in 0..<n {
-            let from = Int(u16(at: Node.headerSize + Node.slotSize * i))
-            top -= sizes[i]
-            guard top >= floor else { throw .corrupt("cells overlap: they do not fit the page", page: number) }
-            (base + top).copyMemory(from: copy + from, byteCount: sizes[i])
-            setU16(UInt16(top), at: Node.headerSize + Node.slotSize * i)
+        // The copy lives on the stack when it can: an update-heavy put may defragment, and a put
+        // that does not split must not allocate.
+        try withUnsafeTemporaryAllocation(byteCount: pageSize, alignment: 16) { scratch throws(StorageError) in
+            guard let copy = scratch.baseAddress else { return }
+            copy.copyMemory(from: base, byteCount: pageSize)
+            let old = Node(copyAt: copy, pageSize: pageSize, number)
+            let n = count
+            var top = pageSize
+            let floor = slotEnd
+            for i in 0..<n {
+                let from = try old.slot(i)
+                let size = try old.cellSize(at: i)
+                top -= size
+                guard top >= floor else { throw .corrupt("cells overlap: they do not fit the page", page: number) }
+                (base + top).copyMemory(from: copy + from, byteCount: size)
+                setU16(UInt16(top), at: Node.headerSize + Node.slotSize * i)
+            }
+            (base + floor).initializeMemory(as: UInt8.self, repeating: 0, count: top - floor)
+            setContentStart(top)
+            setFragmented(0)
         }
-        (base + floor).initializeMemory(as: UInt8.self, repeating: 0, count: top - floor)
-        setContentStart(top)
-        setFragmented(0)
     }
 
     /// Replaces this page's whole content (bytes 4..8 and 16..pageSize) with another node's, for

@@ -41,7 +41,8 @@ struct Node {
     static let contentStartOffset = 20
     static let fragmentedOffset = 24
 
-    let buffer: PageBuffer
+    /// The page the view reads, kept alive by the view (nil for a view of scratch memory).
+    let buffer: PageBuffer?
     let number: PageNumber
     let base: UnsafeMutableRawPointer
     let pageSize: Int
@@ -70,6 +71,14 @@ struct Node {
         self.number = number
         self.base = buffer.pointer
         self.pageSize = buffer.size
+    }
+
+    /// A view of a copy of a page in scratch memory the caller keeps alive.
+    init(copyAt base: UnsafeMutableRawPointer, pageSize: Int, _ number: PageNumber) {
+        self.buffer = nil
+        self.number = number
+        self.base = base
+        self.pageSize = pageSize
     }
 
     // MARK: Header fields
@@ -149,6 +158,15 @@ struct Node {
         return BranchEntry(cellStart: start, child: PageNumber(child), keyStart: p, keyLength: Int(keyLength))
     }
 
+    /// Where the key of branch cell `index` is (the search needs no child pointer).
+    @inline(__always) func branchKey(at index: Int) throws(StorageError) -> (start: Int, length: Int) {
+        var p = try slot(index) + 4
+        guard let keyLength = Varint.read(base, &p, limit: pageSize), Int(keyLength) <= pageSize - p else {
+            throw .corrupt("branch cell \(index) runs past the page end", page: number)
+        }
+        return (p, Int(keyLength))
+    }
+
     /// The key of cell `index` of either kind.
     func key(at index: Int) throws(StorageError) -> UnsafeRawBufferPointer {
         if isLeaf {
@@ -216,8 +234,8 @@ struct Node {
         var high = count
         while low < high {
             let mid = (low &+ high) >> 1
-            let entry = try branchEntry(at: mid)
-            if Node.compare(key, base + entry.keyStart, entry.keyLength) >= 0 {
+            let (start, length) = try branchKey(at: mid)
+            if Node.compare(key, base + start, length) >= 0 {
                 low = mid + 1
             } else {
                 high = mid
@@ -226,13 +244,28 @@ struct Node {
         return low
     }
 
-    /// Orders byte strings as unsigned bytes (memcmp), a proper prefix first.
+    /// Orders byte strings as unsigned bytes (memcmp), a proper prefix first. Short keys are
+    /// compared inline eight bytes at a time (big-endian words order like bytes); long ones by memcmp.
     @inline(__always)
     static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawPointer, _ bLength: Int) -> Int {
         let n = min(a.count, bLength)
-        if n > 0, let aBase = a.baseAddress {
+        guard n > 0, let aBase = a.baseAddress else { return a.count - bLength }
+        if n > 32 {
             let c = memcmp(aBase, b, n)
-            if c != 0 { return Int(c) }
+            return c != 0 ? Int(c) : a.count - bLength
+        }
+        var i = 0
+        while i + 8 <= n {
+            let x = UInt64(bigEndian: aBase.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let y = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            if x != y { return x < y ? -1 : 1 }
+            i += 8
+        }
+        while i < n {
+            let x = aBase.load(fromByteOffset: i, as: UInt8.self)
+            let y = b.load(fromByteOffset: i, as: UInt8.self)
+            if x != y { return x < y ? -1 : 1 }
+            i += 1
         }
         return a.count - bLength
     }

@@ -26,6 +26,7 @@ func expectSound(
         #expect(faults.isEmpty, "verify faults: \(faults.prefix(5))", sourceLocation: sourceLocation)
     }
     #expect(sink.mutatedCommittedPages().isEmpty, "committed pages written in place", sourceLocation: sourceLocation)
+    #expect(sink.pagerByteViolations.isEmpty, "pager header bytes written by the tree", sourceLocation: sourceLocation)
     var leaked: [PageNumber] = []
     for raw in 1...UInt32(max(1, sink.allocatedPageCount)) where sink.allocatedPageCount > 0 {
         let number = PageNumber(raw)

@@ -4,7 +4,9 @@
 ///
 /// Committed pages are sealed with their checksum at `commit()`; `mutatedCommittedPages()` finds
 /// any that changed since, which would mean the tree wrote into a buffer returned by `page()`
-/// instead of one from `writablePage`. Using a freed page, freeing twice, or reading a page that
+/// instead of one from `writablePage`. Like the pager, the sink owns bytes 0..4 and 8..16 of
+/// every page: it stamps them on each page it hands out for writing, and `commit()` records in
+/// `pagerByteViolations` any page whose stamp the tree changed. Using a freed page, freeing twice, or reading a page that
 /// was never allocated throws, so such bugs fail tests loudly.
 final class MemoryPageSink: PageSink {
     let pageSize: Int
@@ -14,6 +16,10 @@ final class MemoryPageSink: PageSink {
     private var freeList: [PageNumber] = []
     private var freed: Set<PageNumber> = []
     private var nextPage: UInt32 = 1
+    private var transaction = TransactionID(1)
+    private static let checksumStamp: UInt32 = 0xC0FF_EE00
+    /// Pages whose pager-owned bytes were written by the tree (should always be empty).
+    private(set) var pagerByteViolations: [PageNumber] = []
 
     init(pageSize: Int = 4096) { self.pageSize = pageSize }
 
@@ -38,6 +44,7 @@ final class MemoryPageSink: PageSink {
             throw StorageError(.corrupt, "page was never allocated", page: number)
         }
         let copy = PageBuffer(copying: original)
+        stamp(copy)
         dirty[number] = copy
         return copy
     }
@@ -53,6 +60,7 @@ final class MemoryPageSink: PageSink {
             nextPage += 1
         }
         let page = PageBuffer(size: pageSize)
+        stamp(page)
         dirty[number] = page
         return (number, page)
     }
@@ -68,13 +76,22 @@ final class MemoryPageSink: PageSink {
     }
 
     /// Makes this transaction's pages the committed state (sealed with their checksums).
+    private func stamp(_ page: PageBuffer) {
+        page.storedChecksum = Self.checksumStamp
+        page.transactionID = transaction
+    }
+
     func commit() {
         for (number, page) in dirty {
+            if page.storedChecksum != Self.checksumStamp || page.transactionID != transaction {
+                pagerByteViolations.append(number)
+            }
             page.seal(as: number)
             committed[number] = page
         }
         for number in freed { committed[number] = nil }
         dirty = [:]
+        transaction = transaction.next
     }
 
     /// Committed pages whose bytes changed after commit (should always be empty).
