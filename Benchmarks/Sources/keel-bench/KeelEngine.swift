@@ -77,7 +77,7 @@
             var tally = Tally()
             try store.read { txn in
                 let tree = try kvTree(try txn.tree(KeelEngine.treeName))
-                let cursor = try tree.cursor()
+                var cursor = try tree.cursor()
                 for i in starts {
                     var n = 0
                     var ok = try cursor.seek(to: data.key(Int(i)))
@@ -121,7 +121,7 @@
             var tally = Tally()
             try store.read { txn in
                 let tree = try kvTree(try txn.tree(KeelEngine.treeName))
-                let cursor = try tree.cursor()
+                var cursor = try tree.cursor()
                 var ok = try cursor.seekFirst()
                 while ok {
                     tally.rows += 1
@@ -146,7 +146,7 @@
         func keyCount() throws -> Int {
             var count = 0
             try store.read { txn in
-                let cursor = try kvTree(try txn.tree(KeelEngine.treeName)).cursor()
+                var cursor = try kvTree(try txn.tree(KeelEngine.treeName)).cursor()
                 var ok = try cursor.seekFirst()
                 while ok {
                     count += 1

@@ -41,10 +41,20 @@ extension BTree {
             let position = path.position(level - 1)
             let parent = try Node(sink.writablePage(parentNumber), parentNumber)
             guard parent.count > 0 else { throw .corrupt("non-root branch has a single child", page: parentNumber) }
-            // Pair the node with its left sibling, or its right one when it is the first child.
-            let separatorIndex = position > 0 ? position - 1 : 0
-            let leftNumber = position > 0 ? try parent.child(at: position - 1) : node.number
-            let rightNumber = position > 0 ? node.number : try parent.child(at: position + 1)
+            // Pair the node with a sibling it can merge with (the left one first), or else with
+            // its left sibling (the right one for a first child) to share cells.
+            let separatorIndex: Int
+            if position > 0, try fitsMerged(node, with: parent.child(at: position - 1), parent, position - 1, sink) {
+                separatorIndex = position - 1
+            } else if position < parent.count,
+                try fitsMerged(node, with: parent.child(at: position + 1), parent, position, sink)
+            {
+                separatorIndex = position
+            } else {
+                separatorIndex = position > 0 ? position - 1 : 0
+            }
+            let leftNumber = separatorIndex == position ? node.number : try parent.child(at: separatorIndex)
+            let rightNumber = separatorIndex == position ? try parent.child(at: position + 1) : node.number
             guard try mergeOrShare(
                 leftNumber, rightNumber, separatorIndex: separatorIndex, parent: parent, level: level,
                 path: path, sink: sink)
@@ -53,6 +63,16 @@ extension BTree {
             level -= 1
         }
         try collapseRoot(node, sink: sink)
+    }
+
+    /// Whether `node` and its sibling `other` (separated by parent cell `separatorIndex`) fit one page.
+    private func fitsMerged<Sink: PageSink>(
+        _ node: Node, with other: PageNumber, _ parent: Node, _ separatorIndex: Int, _ sink: Sink
+    ) throws(StorageError) -> Bool {
+        let sibling = try Node(sink.page(other), other)
+        var total = node.usedBytes + sibling.usedBytes
+        if !node.isLeaf { total += try parent.branchEntry(at: separatorIndex).cellSize + Node.slotSize }
+        return total <= node.pageSize - Node.headerSize
     }
 
     /// Merges two adjacent siblings into the left one when they fit one page (true), otherwise

@@ -49,6 +49,19 @@ public struct BTree: Sendable, Hashable, CustomStringConvertible {
         forKey key: UnsafeRawBufferPointer, in source: some PageSource,
         _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
     ) throws(StorageError) -> R? {
+        switch try locate(key, in: source) {
+        case .absent:
+            return nil
+        case .inline(let value, let owner):
+            return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(value) }
+        case .overflow(let reference, let leaf):
+            return try OverflowChain.withValue(reference, in: source, owner: leaf, body)
+        }
+    }
+
+    /// Finds where the value under `key` lives (non-generic in its result, so it is compiled once
+    /// per page source and the public accessors built on it stay cheap).
+    func locate(_ key: UnsafeRawBufferPointer, in source: some PageSource) throws(StorageError) -> ValueLocation {
         var number = root
         for _ in 0...BTreeLimits.maxDepth {
             let node = try Node(source.page(number), number)
@@ -57,15 +70,12 @@ public struct BTree: Sendable, Hashable, CustomStringConvertible {
                 continue
             }
             let (index, found) = try node.leafSearch(key)
-            guard found else { return nil }
+            guard found else { return .absent }
             let entry = try node.leafEntry(at: index)
             if entry.isOverflow {
-                let reference = try OverflowReference.read(node.base + entry.valueStart, page: number)
-                return try OverflowChain.withValue(reference, in: source, owner: number, body)
+                return .overflow(try OverflowReference.read(node.base + entry.valueStart, page: number), leaf: number)
             }
-            return try withExtendedLifetime(node.buffer) { () throws(StorageError) -> R in
-                try body(UnsafeRawBufferPointer(start: node.base + entry.valueStart, count: entry.valueLength))
-            }
+            return .inline(UnsafeRawBufferPointer(start: node.base + entry.valueStart, count: entry.valueLength), node.buffer)
         }
         throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: root)
     }
@@ -96,4 +106,12 @@ public struct BTree: Sendable, Hashable, CustomStringConvertible {
             number = try node.child(at: position)
         }
     }
+}
+
+/// Where a value lives: inline in its leaf (the bytes, valid while `owner` lives), in an overflow
+/// chain, or nowhere.
+enum ValueLocation {
+    case absent
+    case inline(UnsafeRawBufferPointer, PageBuffer)
+    case overflow(OverflowReference, leaf: PageNumber)
 }

@@ -33,8 +33,8 @@ extension Node {
     /// changing nothing, when the page cannot hold it. The caller writes the cell body.
     @inline(__always)
     func reserve(at index: Int, size: Int) throws(StorageError) -> Int? {
-        assert(index >= 0 && index <= count)
         let n = count
+        guard index >= 0 && index <= n else { throw .corrupt("slot \(index) is past the \(n) cells", page: number) }
         let need = size + Node.slotSize
         if contentStart - slotEnd < need {
             guard freeBytes >= need else { return nil }
@@ -79,7 +79,6 @@ extension Node {
     /// or are given back to the free gap when the cell sits at the content start.
     func remove(at index: Int) throws(StorageError) {
         let n = count
-        assert(index >= 0 && index < n)
         let start = try slot(index)
         let size = try cellSize(at: index)
         let slotAt = Node.headerSize + Node.slotSize * index
@@ -116,6 +115,7 @@ extension Node {
 
     /// Sets child `position` (a cell's child, or the rightmost child when `position == count`).
     func setChild(at position: Int, to child: PageNumber) throws(StorageError) {
+        guard position <= count else { throw .corrupt("child \(position) does not exist", page: number) }
         if position == count {
             setRightmost(child)
             return

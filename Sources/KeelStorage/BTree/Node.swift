@@ -96,7 +96,11 @@ struct Node {
 
     /// The offset of cell `index`, checked to lie in the cell area.
     @inline(__always) func slot(_ index: Int) throws(StorageError) -> Int {
-        assert(index >= 0 && index < count)
+        // Indices come from searches of this page, or from a path recorded on the way down,
+        // which a damaged tree (a page reachable twice) can make stale: checked, not asserted.
+        guard index >= 0 && index < count else {
+            throw .corrupt("cell \(index) does not exist (\(count) cells)", page: number)
+        }
         let offset = Int(u16(at: Node.headerSize + Node.slotSize * index))
         guard offset >= contentStart, offset < pageSize else {
             throw .corrupt("cell \(index) offset \(offset) outside the cell area", page: number)
@@ -169,6 +173,7 @@ struct Node {
     /// Child `position` of a branch: cell `position`'s child, or the rightmost child when
     /// `position == count`.
     @inline(__always) func child(at position: Int) throws(StorageError) -> PageNumber {
+        guard position <= count else { throw .corrupt("child \(position) does not exist", page: number) }
         if position == count {
             let child = rightmost
             guard child.rawValue != 0 else { throw .corrupt("branch has no rightmost child", page: number) }

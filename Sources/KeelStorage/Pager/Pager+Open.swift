@@ -33,9 +33,20 @@ extension Pager {
                 path: path)
         case .store(let size): pageSize = size
         }
-        guard fileSize >= UInt64(pageSize), fileSize % UInt64(pageSize) == 0 else {
-            throw StorageError(.corrupt, "the page file is \(fileSize) bytes, not a whole number of \(pageSize)-byte pages", path: path)
+        // A page file that ends inside a page is legitimate only after a crash during a checkpoint
+        // that grew the file: its writes past the old end are torn at sector boundaries, and the
+        // log (not yet reset, I8) still holds every page it was copying. Checked against the log
+        // below; without a log nothing can explain it, so refuse before creating one (I15).
+        let partialPage = fileSize % UInt64(pageSize) != 0 ? PageNumber(UInt32(fileSize / UInt64(pageSize))) : nil
+        func partialPageError() -> StorageError {
+            StorageError(
+                .corrupt, "the page file is \(fileSize) bytes, not a whole number of \(pageSize)-byte pages, and the log holds no copy of its last page",
+                page: partialPage, path: path)
         }
+        guard fileSize >= UInt64(pageSize) else {
+            throw StorageError(.corrupt, "the page file is \(fileSize) bytes, shorter than one \(pageSize)-byte page", path: path)
+        }
+        if partialPage != nil, !fs.fileExists(logPath) { throw partialPageError() }
 
         // The log: scanned read-only first; only a valid store gets its log (re)initialised.
         let logFile: any StorageFile
@@ -44,12 +55,16 @@ extension Pager {
         } else if options.readOnly {
             logFile = try InMemoryFileSystem().open(logPath, options: .createIfNeeded)
         } else {
+            // No log: the page file alone is the store, so its page 0 must be sound before the
+            // log is created (I15: a refused open writes nothing).
+            _ = try readMeta(try readMetaFromFile(pageFile, pageSize: pageSize, path: path), path: path)
             logFile = try fs.open(logPath, options: .createIfNeeded)
             try fs.syncDirectory(directoryOf(logPath))
         }
         var logOpened = false
         defer { if !logOpened { try? logFile.close() } }
         let scan = try LogScanner.scan(logFile, pageSize: pageSize)
+        if let partialPage, !scan.frames.contains(where: { $0.page == partialPage }) { throw partialPageError() }
 
         var header: LogFormat.Header
         if let h = scan.header {
@@ -57,6 +72,7 @@ extension Pager {
         } else {
             // No valid log header: the page file alone is the store. Start a fresh generation.
             let page0 = try readMetaFromFile(pageFile, pageSize: pageSize, path: path)
+            _ = try readMeta(page0, path: path)  // sound before the fresh header is written (I15)
             header = LogFormat.Header(
                 pageSize: UInt32(pageSize), generation: 1, salt: UInt32.random(in: 1...UInt32.max),
                 baseSequence: FrameSequence(1), baseTransaction: page0.transactionID)
@@ -86,9 +102,9 @@ extension Pager {
             let buffer = PageBuffer(size: pageSize)
             try log.readPage(.meta, at: newest.frame, into: buffer)
             guard buffer.isValid(as: .meta) else { throw StorageError.corrupt("page 0 in the log fails its checksum", page: .meta) }
-            meta0 = try MetaPage.read(from: buffer)
+            meta0 = try readMeta(buffer, path: path)
         } else {
-            meta0 = try MetaPage.read(from: try readMetaFromFile(pageFile, pageSize: pageSize, path: path))
+            meta0 = try readMeta(try readMetaFromFile(pageFile, pageSize: pageSize, path: path), path: path)
         }
         if let count = scan.pageCountAfterLastCommit, count != meta0.pageCount {
             throw StorageError(.corrupt, "the last commit's page count \(count) disagrees with page 0 (\(meta0.pageCount))", page: .meta)
@@ -107,6 +123,15 @@ extension Pager {
     }
 
     /// Page 0 as stored in the page file, checksum-verified.
+    /// The fields of a checksum-verified page 0; an error names the store's path.
+    private static func readMeta(_ page0: PageBuffer, path: String) throws(StorageError) -> MetaPage {
+        do { return try MetaPage.read(from: page0) } catch {
+            var named = error
+            if named.path == nil { named.path = path }
+            throw named
+        }
+    }
+
     private static func readMetaFromFile(_ file: any StorageFile, pageSize: Int, path: String) throws(StorageError) -> PageBuffer {
         let buffer = PageBuffer(size: pageSize)
         try file.readFully(into: buffer.bytes, at: 0)

@@ -1,8 +1,12 @@
 // Recovery: reading the log at open to find every committed transaction.
 //
 // Rules (Docs/Invariants.md I2, I3, and Docs/FileFormat.md "Recovery rules"):
-// - A log whose header is missing, torn or of another store's page size is empty: the page file
-//   alone is the store (a reset header is written only after the page file was fsynced, I8).
+// - A log that is shorter than its header or whose header bytes are all zero is empty: the page
+//   file alone is the store (a new log's header is written and synced before the store exists).
+// - A header that is there but fails its magic or checksum is damage, not a torn write: headers
+//   are rewritten only in place, inside one 512-byte sector, and only after the page file was
+//   fsynced (I8). The frames after it may hold acknowledged commits, so the open fails with
+//   CORRUPT instead of discarding them (SQLite would silently ignore such a log).
 // - A header of an unknown format version fails the open (`.unsupportedVersion`).
 // - Frames are read in order from offset 64. The scan stops at the first frame that is short,
 //   has a foreign salt, an impossible length, a transaction ID other than the expected one, or a
@@ -38,12 +42,16 @@ enum LogScanner {
         let size = try file.size()
         var headerBytes = [UInt8](repeating: 0, count: LogFormat.headerSize)
         let got = try headerBytes.withMutableBytes { (b) throws(StorageError) in try file.read(into: b, at: 0) }
+        let empty = got < LogFormat.headerSize || headerBytes.allSatisfy { $0 == 0 }
         let decoded: LogFormat.Header.DecodeResult =
-            got < LogFormat.headerSize
-            ? .invalid("log shorter than its header")
-            : headerBytes.withUnsafeBytes { LogFormat.Header.decode($0) }
+            empty ? .invalid("no log header") : headerBytes.withUnsafeBytes { LogFormat.Header.decode($0) }
         let header: LogFormat.Header
         switch decoded {
+        case .invalid(let why) where !empty:
+            throw StorageError(
+                .corrupt,
+                "the log header is damaged (\(why)); the log may hold committed transactions, so the store is not opened. Restore from a backup, or move the log aside to open the store as of its last checkpoint",
+                logPosition: LogPosition(0), path: file.path)
         case .invalid(let why):
             return LogScanResult(
                 header: nil, frames: [], end: LogPosition(UInt64(LogFormat.headerSize)), lastChecksum: 0,
@@ -57,10 +65,9 @@ enum LogScanner {
             header = h
         }
         guard Int(header.pageSize) == pageSize else {
-            return LogScanResult(
-                header: nil, frames: [], end: LogPosition(UInt64(LogFormat.headerSize)), lastChecksum: 0,
-                nextSequence: header.baseSequence, lastTransaction: header.baseTransaction,
-                pageCountAfterLastCommit: nil, stopReason: "log page size \(header.pageSize) is not the store's \(pageSize)")
+            throw StorageError(
+                .corrupt, "the log's page size \(header.pageSize) is not the store's \(pageSize): it belongs to another store",
+                logPosition: LogPosition(0), path: file.path)
         }
 
         var reader = SequentialReader(file: file, size: size)

@@ -9,6 +9,7 @@
 //   4. Close the new store: its final checkpoint writes and fsyncs its page file; remove its log.
 //   5. rename(PATH.compact, PATH), fsync the directory. The old log, reset in step 1 and untouched
 //      since, holds no valid frame and serves the new page file.
+//      The old log is truncated to its header (it regrows on the next commit).
 //   6. Open a pager on the new file and make it current; the old pager is retired and closes its
 //      files when its last reader ends.
 // A crash before 5 leaves the old store complete (plus leftovers that the next compaction removes);
@@ -77,6 +78,9 @@ extension Store {
             // 5.
             try fs.rename(temporary, to: path)
             try fs.syncDirectory(directoryOf(path))
+            // The old log is empty since step 1: give its preallocated space back too.
+            try old.log.file.truncate(to: UInt64(LogFormat.headerSize))
+            try old.log.file.sync()
             // 6.
             w.retired = true
             let fresh = try Pager.open(path: path, options: options, logger: logger)

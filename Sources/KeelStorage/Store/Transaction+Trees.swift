@@ -16,6 +16,8 @@ extension ReadTransaction {
     /// The tree called `name`, or nil when there is none.
     public func tree(_ name: String) throws(StorageError) -> Tree? {
         checkOpen()
+        let catalog = try catalog
+        if catalog.tree.root.rawValue == 0 { return nil }  // a new store opened read-only: no catalog yet
         let root: PageNumber?
         if let w = self as? WriteTransaction { root = try catalog.root(of: name, in: w.pages) }
         else { root = try catalog.root(of: name, in: readPages) }
@@ -26,6 +28,8 @@ extension ReadTransaction {
     /// The names of every tree, in order.
     public func treeNames() throws(StorageError) -> [String] {
         checkOpen()
+        let catalog = try catalog
+        if catalog.tree.root.rawValue == 0 { return [] }
         if let w = self as? WriteTransaction { return try catalog.names(in: w.pages) }
         return try catalog.names(in: readPages)
     }

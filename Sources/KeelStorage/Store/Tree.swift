@@ -33,14 +33,46 @@ public final class Tree {
     }
 
     /// Calls `body` with the value's bytes without copying them (valid only inside `body`);
-    /// returns nil when the key is absent.
+    /// returns nil when the key is absent. @inlinable over non-generic lookups so callers get it
+    /// specialised.
+    @inlinable
     public func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R)
         throws(StorageError) -> R?
     {
+        switch try _lookup(key) {
+        case .absent:
+            return nil
+        case .inline(let value, let owner):
+            return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(value) }
+        case .assembled(let bytes):
+            let result: Result<R, StorageError> = bytes.withUnsafeBytes { b in Result { () throws(StorageError) -> R in try body(b) } }
+            return try result.get()
+        }
+    }
+
+    /// Where a looked-up value is.
+    @usableFromInline
+    enum _Lookup {
+        case absent
+        case inline(UnsafeRawBufferPointer, PageBuffer)
+        case assembled([UInt8])
+    }
+
+    @usableFromInline
+    func _lookup(_ key: [UInt8]) throws(StorageError) -> _Lookup {
         transaction.checkOpen()
-        return try key.withBytes { (k) throws(StorageError) -> R? in
-            if let w = transaction as? WriteTransaction { return try btree.withValue(forKey: k, in: w.pages, body) }
-            return try btree.withValue(forKey: k, in: transaction.readPages, body)
+        return try key.withBytes { (k) throws(StorageError) -> _Lookup in
+            let location: ValueLocation
+            if let w = transaction as? WriteTransaction {
+                location = try btree.locate(k, in: w.pages)
+            } else {
+                location = try btree.locate(k, in: transaction.readPages)
+            }
+            switch location {
+            case .absent: return .absent
+            case .inline(let value, let owner): return .inline(value, owner)
+            case .overflow: return .assembled(try get(k) ?? [])
+            }
         }
     }
 
@@ -59,8 +91,8 @@ public final class Tree {
     /// A cursor positioned nowhere; call `seek`, `seekFirst` or `seekLast`.
     public func cursor() throws(StorageError) -> Cursor {
         transaction.checkOpen()
-        if let w = transaction as? WriteTransaction { return Cursor(.write(Cursor.Box(BTreeCursor(tree: btree, source: w.pages)))) }
-        return Cursor(.read(Cursor.Box(BTreeCursor(tree: btree, source: transaction.readPages))))
+        if let w = transaction as? WriteTransaction { return Cursor(write: BTreeCursor(tree: btree, source: w.pages)) }
+        return Cursor(read: BTreeCursor(tree: btree, source: transaction.readPages))
     }
 
     // MARK: Writing (write transactions only)
@@ -95,105 +127,134 @@ public final class Tree {
 }
 
 /// An ordered position in a tree. Stays usable across changes to its tree in the same write
-/// transaction (it re-seeks from its current key).
-public final class Cursor {
-    /// Holds a (mutating) B+tree cursor behind a reference so the enum below can drive it.
-    final class Box<Source: PageSource> {
-        var cursor: BTreeCursor<Source>
-        init(_ cursor: BTreeCursor<Source>) { self.cursor = cursor }
-    }
-    enum Inner {
-        case read(Box<ReadPages>)
-        case write(Box<WritePages>)
-    }
-    let inner: Inner
+/// transaction (it re-seeks from its current key). A value type: keep it in a `var`.
+public struct Cursor {
+    // Exactly one of these is set. Optional chaining mutates the payload in place (no copy).
+    var read: BTreeCursor<ReadPages>?
+    var write: BTreeCursor<WritePages>?
 
-    init(_ inner: Inner) { self.inner = inner }
+    init(read: BTreeCursor<ReadPages>) { self.read = read }
+    init(write: BTreeCursor<WritePages>) { self.write = write }
 
     /// Moves to the first entry with a key ≥ `key`; false when there is none.
     @discardableResult
-    public func seek(to key: [UInt8]) throws(StorageError) -> Bool {
+    public mutating func seek(to key: [UInt8]) throws(StorageError) -> Bool {
         try key.withBytes { (k) throws(StorageError) in try seek(to: k) }
     }
 
     @discardableResult
-    public func seek(to key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
-        switch inner {
-        case .read(let c): return try c.cursor.seek(to: key)
-        case .write(let c): return try c.cursor.seek(to: key)
-        }
+    public mutating func seek(to key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
+        if read != nil { return try read?.seek(to: key) ?? false }
+        return try write?.seek(to: key) ?? false
     }
 
     @discardableResult
-    public func seekFirst() throws(StorageError) -> Bool {
-        switch inner {
-        case .read(let c): return try c.cursor.seekFirst()
-        case .write(let c): return try c.cursor.seekFirst()
-        }
+    public mutating func seekFirst() throws(StorageError) -> Bool {
+        if read != nil { return try read?.seekFirst() ?? false }
+        return try write?.seekFirst() ?? false
     }
 
     @discardableResult
-    public func seekLast() throws(StorageError) -> Bool {
-        switch inner {
-        case .read(let c): return try c.cursor.seekLast()
-        case .write(let c): return try c.cursor.seekLast()
-        }
+    public mutating func seekLast() throws(StorageError) -> Bool {
+        if read != nil { return try read?.seekLast() ?? false }
+        return try write?.seekLast() ?? false
     }
 
     /// Moves to the next entry; false (and invalid) past the last.
     @discardableResult
-    public func next() throws(StorageError) -> Bool {
-        switch inner {
-        case .read(let c): return try c.cursor.next()
-        case .write(let c): return try c.cursor.next()
-        }
+    public mutating func next() throws(StorageError) -> Bool {
+        if read != nil { return try read?.next() ?? false }
+        return try write?.next() ?? false
     }
 
     /// Moves to the previous entry; false (and invalid) before the first.
     @discardableResult
-    public func previous() throws(StorageError) -> Bool {
-        switch inner {
-        case .read(let c): return try c.cursor.previous()
-        case .write(let c): return try c.cursor.previous()
-        }
+    public mutating func previous() throws(StorageError) -> Bool {
+        if read != nil { return try read?.previous() ?? false }
+        return try write?.previous() ?? false
     }
 
-    public var isValid: Bool {
-        switch inner {
-        case .read(let c): return c.cursor.isValid
-        case .write(let c): return c.cursor.isValid
-        }
-    }
+    public var isValid: Bool { read?.isValid ?? write?.isValid ?? false }
 
     /// The current key (a copy).
     public var key: [UInt8] {
-        get throws(StorageError) {
-            switch inner {
-            case .read(let c): return try c.cursor.key
-            case .write(let c): return try c.cursor.key
-            }
-        }
+        mutating get throws(StorageError) { try withKey { [UInt8]($0) } }
     }
 
     /// The current value (a copy; reads overflow pages when needed).
-    public func value() throws(StorageError) -> [UInt8] {
-        switch inner {
-        case .read(let c): return try c.cursor.value()
-        case .write(let c): return try c.cursor.value()
-        }
+    public mutating func value() throws(StorageError) -> [UInt8] { try withValue { [UInt8]($0) } }
+
+    // The closure-taking accessors are @inlinable shells over non-generic primitives, so a caller
+    // in another module gets them specialised for its result type (no runtime generic metadata
+    // on the per-row path of a scan).
+
+    /// Calls `body` with the current key in page memory (valid only inside `body`).
+    @inlinable
+    public mutating func withKey<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        let (key, owner) = try _currentKey()
+        return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(key) }
     }
 
-    public func withKey<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
-        switch inner {
-        case .read(let c): return try c.cursor.withKey(body)
-        case .write(let c): return try c.cursor.withKey(body)
+    /// Calls `body` with the current value (valid only inside `body`).
+    @inlinable
+    public mutating func withValue<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
+        let (_, owner) = try _currentKey()
+        if let value = _inlineValue() {
+            return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(value) }
         }
+        let bytes = try _overflowValue()
+        let result: Result<R, StorageError> = bytes.withUnsafeBytes { b in Result { () throws(StorageError) -> R in try body(b) } }
+        return try result.get()
     }
 
-    public func withValue<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
-        switch inner {
-        case .read(let c): return try c.cursor.withValue(body)
-        case .write(let c): return try c.cursor.withValue(body)
+    /// Calls `body` with the current key and value (valid only inside `body`).
+    @inlinable
+    public mutating func withEntry<R>(
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        let (key, owner) = try _currentKey()
+        if let value = _inlineValue() {
+            return try withExtendedLifetime(owner) { () throws(StorageError) -> R in try body(key, value) }
         }
+        let bytes = try _overflowValue()
+        let result: Result<R, StorageError> = bytes.withUnsafeBytes { b in
+            withExtendedLifetime(owner) { Result { () throws(StorageError) -> R in try body(key, b) } }
+        }
+        return try result.get()
+    }
+
+    /// The current key's bytes in its leaf page, and the page that keeps them alive. Re-seeks
+    /// first when the tree changed under the cursor.
+    @usableFromInline
+    mutating func _currentKey() throws(StorageError) -> (UnsafeRawBufferPointer, PageBuffer) {
+        if read != nil {
+            let key = try read?.withKey { $0 }
+            guard let key, let owner = read?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
+            return (key, owner)
+        }
+        let key = try write?.withKey { $0 }
+        guard let key, let owner = write?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
+        return (key, owner)
+    }
+
+    /// The current value's bytes in its leaf page, or nil when it lives in overflow pages. Call
+    /// right after `_currentKey()`.
+    @usableFromInline
+    func _inlineValue() -> UnsafeRawBufferPointer? {
+        if let c = read { return Cursor.inlineValue(c.leaf, c.entry) }
+        if let c = write { return Cursor.inlineValue(c.leaf, c.entry) }
+        return nil
+    }
+
+    private static func inlineValue(_ leaf: Node?, _ entry: LeafEntry) -> UnsafeRawBufferPointer? {
+        guard let leaf, !entry.isOverflow else { return nil }
+        return UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength)
+    }
+
+    /// An overflow value, assembled.
+    @usableFromInline
+    mutating func _overflowValue() throws(StorageError) -> [UInt8] {
+        if read != nil { return try read?.value() ?? [] }
+        return try write?.value() ?? []
     }
 }

@@ -106,7 +106,7 @@ final class WriteAheadLog: @unchecked Sendable {
             position += UInt64(LogFormat.frameHeaderSize + stored)
             sequence = FrameSequence(sequence.rawValue + 1)
         }
-        try ensureCapacity(upTo: position)
+        try ensureCapacity(upTo: position, writingFrom: end.rawValue)
         try out.withBytes { (b) throws(StorageError) in try file.writeFully(b, at: end.rawValue) }
         end = LogPosition(position)
         lastChecksum = chain
@@ -116,13 +116,22 @@ final class WriteAheadLog: @unchecked Sendable {
 
     /// Grows the file in preallocation steps, filling new space with zeros so later commits
     /// overwrite allocated blocks and their fdatasync does not also have to update file metadata.
-    private func ensureCapacity(upTo needed: UInt64) throws(StorageError) {
+    /// The part the pending append itself covers ([start, needed)) is not zero-filled first.
+    private func ensureCapacity(upTo needed: UInt64, writingFrom start: UInt64) throws(StorageError) {
         guard needed > capacity else { return }
         let step = preallocationBytes
         let newCapacity = (needed + step - 1) / step * step
         try file.allocate(offset: capacity, length: newCapacity - capacity)
         let zeros = [UInt8](repeating: 0, count: 1 << 20)
-        var at = capacity
+        var at = capacity < start ? capacity : max(capacity, needed)
+        while at < start {
+            let n = Int(min(UInt64(zeros.count), start - at))
+            try zeros.withBytes { (z) throws(StorageError) in
+                try file.writeFully(UnsafeRawBufferPointer(rebasing: z[0..<n]), at: at)
+            }
+            at += UInt64(n)
+        }
+        at = max(at, needed)
         while at < newCapacity {
             let n = Int(min(UInt64(zeros.count), newCapacity - at))
             try zeros.withBytes { (z) throws(StorageError) in

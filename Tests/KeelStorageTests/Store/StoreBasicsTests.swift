@@ -51,7 +51,7 @@ struct StoreBasicsTests {
         try store.read { txn in
             let t = try #require(try txn.tree("things"))
             #expect(try t.count() == 1_000)
-            let c = try t.cursor()
+            var c = try t.cursor()
             var i = 0
             var ok = try c.seekFirst()
             while ok {
