@@ -44,6 +44,17 @@ struct MachineFacts: Codable, Sendable {
         loadAverageAtEnd = loadAverageNow()
     }
 
+    /// Why the fdatasync figures suggest a disk shared with someone else's fsyncs, if they do:
+    /// a p50 above 1 ms (this class of machine does 40-200 µs), or start and end p50 differing by
+    /// more than 3×.
+    var diskLooksBusy: String? {
+        let p50s = [fdatasync, fdatasyncAtEnd].compactMap { $0?.p50Micros }
+        guard let high = p50s.max(), let low = p50s.min() else { return nil }
+        if high > 1000 { return "fdatasync p50 reached \(micros(high))" }
+        if high > 3 * low { return "fdatasync p50 moved from \(micros(p50s[0])) to \(micros(p50s.last!)) during the run" }
+        return nil
+    }
+
     /// Whether durable-commit numbers mean anything here (tmpfs has no fsync to wait for).
     var isVolatileFileSystem: Bool { fileSystem == "tmpfs" || fileSystem == "ramfs" }
 }

@@ -16,6 +16,9 @@ extension RunReport {
             disk += "; after the run p50 \(micros(e.p50Micros)), p99 \(micros(e.p99Micros))"
         }
         out.append(disk)
+        if let busy = m.diskLooksBusy {
+            out.append("          WARNING: \(busy); something else was using the disk. Rerun when the machine is quiet.")
+        }
         if m.isVolatileFileSystem {
             out.append("          WARNING: \(m.fileSystem) does not persist; fdatasync is free here and commit figures mean nothing. Use --dir on a real disk.")
         }
@@ -52,6 +55,13 @@ extension RunReport {
             return "\(row.name) \(grouped(Int(n))) for \(grouped(row.ops)) commits\(per)"
         }
         if !syncs.isEmpty { out.append("Keel log fdatasyncs (StoreStatistics.logSyncs): " + syncs.joined(separator: "; ")) }
+        for row in rows where row.workload == .commit16 {
+            let rates = [keelName, SQLiteEngine.name].map { row.results[$0]?.details["steadyOpsPerSecond"] }
+            guard let keel = rates[0], let sqlite = rates[1], keel > 0, sqlite > 0 else { continue }
+            out.append(
+                "\(row.name), middle 80% of the commits (no ramp-up, no stragglers): Keel \(rate(keel))/s, "
+                    + "SQLite \(rate(sqlite))/s, \(fixed(keel / sqlite, 2))×")
+        }
 
         if !compaction.isEmpty {
             out.append("")

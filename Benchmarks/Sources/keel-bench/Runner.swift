@@ -134,21 +134,31 @@ final class Runner {
         let slices = plan.commitSlices(threads: threads)
         var seconds: [String: Double] = [:]
         var latencies: [String: [UInt64]] = [:]
+        var steadyOps: [String: Int] = [:]
+        var steadySeconds: [String: Double] = [:]
         var countersBefore: [String: [String: Double]] = [:]
         for (engine, store, _) in stores { countersBefore[engine] = try store.counters() }
         for slice in 0..<slices {
             let range = (count * slice / slices)..<(count * (slice + 1) / slices)
             for (engine, store, _) in slice % 2 == 0 ? stores : stores.reversed() {
-                let (time, samples) = try commitConcurrently(store: store, data: data, range: range, threads: threads)
-                seconds[engine, default: 0] += time
-                latencies[engine, default: []].append(contentsOf: samples)
+                let run = try commitConcurrently(store: store, data: data, range: range, threads: threads)
+                seconds[engine, default: 0] += run.seconds
+                latencies[engine, default: []].append(contentsOf: run.latencies)
+                steadyOps[engine, default: 0] += run.steadyOps
+                steadySeconds[engine, default: 0] += run.steadySeconds
             }
         }
         var results: [String: Measurement] = [:]
         for (engine, store, directory) in stores {
             var measurement = Measurement(
                 ops: latencies[engine]?.count ?? 0, seconds: seconds[engine] ?? 0,
-                latency: Latency(nanos: latencies[engine] ?? []), details: ["slices": Double(slices)])
+                latency: Latency(nanos: latencies[engine] ?? []),
+                details: [
+                    "slices": Double(slices), "steadyOps": Double(steadyOps[engine] ?? 0),
+                    "steadySeconds": steadySeconds[engine] ?? 0,
+                    "steadyOpsPerSecond": (steadySeconds[engine] ?? 0) > 0
+                        ? Double(steadyOps[engine] ?? 0) / steadySeconds[engine]! : 0,
+                ])
             progress("\(name): \(engine) \(duration(measurement.seconds))")
             for (counter, after) in try store.counters() {
                 measurement.details[counter] = after - (countersBefore[engine]?[counter] ?? 0)
@@ -230,12 +240,15 @@ final class Runner {
 /// Commits `data[range]` on `threads` threads (thread t commits range.lowerBound + t, + t +
 /// threads, ...), each thread with its own session opened before the clock starts. The wall time
 /// runs from releasing the threads together to the last one finishing. Returns it with every
-/// commit's latency.
+/// commit's latency, and the steady part: the middle 80% of the commits by completion time (from
+/// the 10th to the 90th percentile) and the time they took, leaving out the ramp-up and the
+/// stragglers draining at the end.
 func commitConcurrently(store: any CommitStore, data: KeyValueSet, range: Range<Int>, threads: Int) throws
-    -> (seconds: Double, latencies: [UInt64])
+    -> (seconds: Double, latencies: [UInt64], steadyOps: Int, steadySeconds: Double)
 {
     final class Shared: Sendable {
         let latencies = Mutex<[UInt64]>([])  // guards the merged per-commit latencies
+        let ends = Mutex<[UInt64]>([])  // guards the merged commit completion times (monotonic ns)
         let failure = Mutex<String?>(nil)  // guards the first error any thread met
         let stop = Atomic<Bool>(false)
         func fail(_ error: any Error) {
@@ -261,7 +274,9 @@ func commitConcurrently(store: any CommitStore, data: KeyValueSet, range: Range<
             go.wait()
             guard let session else { return }
             var local: [UInt64] = []
+            var ends: [UInt64] = []
             local.reserveCapacity(range.count / threads + 1)
+            ends.reserveCapacity(range.count / threads + 1)
             var i = range.lowerBound + t
             while i < range.upperBound && !shared.stop.load(ordering: .relaxed) {
                 let start = monotonicNanos()
@@ -269,10 +284,13 @@ func commitConcurrently(store: any CommitStore, data: KeyValueSet, range: Range<
                     shared.fail(error)
                     break
                 }
-                local.append(monotonicNanos() - start)
+                let end = monotonicNanos()
+                local.append(end - start)
+                ends.append(end)
                 i += threads
             }
             shared.latencies.withLock { $0.append(contentsOf: local) }
+            shared.ends.withLock { $0.append(contentsOf: ends) }
         }
         thread.start()
     }
@@ -282,7 +300,16 @@ func commitConcurrently(store: any CommitStore, data: KeyValueSet, range: Range<
     done.wait()
     let seconds = Double(monotonicNanos() - start) / 1e9
     if let failure = shared.failure.withLock({ $0 }) { throw BenchError(failure) }
-    return (seconds, shared.latencies.withLock { $0 })
+    let ends = shared.ends.withLock { $0 }.sorted()
+    var steadyOps = 0
+    var steadySeconds = 0.0
+    if ends.count >= 10 {
+        let low = ends.count / 10
+        let high = ends.count - 1 - ends.count / 10
+        steadyOps = high - low
+        steadySeconds = Double(ends[high] - ends[low]) / 1e9
+    }
+    return (seconds, shared.latencies.withLock { $0 }, steadyOps, steadySeconds)
 }
 
 /// A progress line on standard error (standard output carries only the table or the JSON).
