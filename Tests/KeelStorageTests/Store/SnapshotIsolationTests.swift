@@ -83,7 +83,7 @@ enum Accounts {
 
     /// Every balance in one read transaction, in key order.
     static func balances(_ txn: ReadTransaction) throws -> [UInt64] {
-        let cursor = try txn.tree("accounts")!.cursor()
+        var cursor = try txn.tree("accounts")!.cursor()
         var out: [UInt64] = []
         var more = try cursor.seekFirst()
         while more {
