@@ -20,22 +20,23 @@ struct CorruptionDetectionTests {
     static let pageSize = 4096
 
     /// A checkpointed store with three trees (several levels, overflow chains) and no free page.
-    static let checkpointed: (files: [String: Bytes], contents: StoreContents) = {
+    static func checkpointed() throws -> (files: [String: Bytes], contents: StoreContents) { try checkpointedFixture.get() }
+    private static let checkpointedFixture = Fixture<([String: Bytes], StoreContents)> {
         let memory = InMemoryFileSystem()
-        let store = try! openTestStore(memory)  // safe: in memory, no faults
-        try! store.write { txn in
+        let store = try openTestStore(memory)
+        try store.write { txn in
             let small = try txn.createTree("small")
             for i in 0..<1_500 { try small.put(key: numberedKey(i), value: taggedValue(key: numberedKey(i), version: 1, length: 30 + i % 90)) }
             let large = try txn.createTree("large")
             for i in 0..<12 { try large.put(key: numberedKey(i), value: randomBytes(3_000 + i * 700, seed: UInt64(i))) }
             _ = try txn.createTree("empty")
         }
-        let report = try! store.verify()
-        precondition(report.isClean && report.freePages == 0, "the fixture must be clean with no free page: \(report)")
-        let expected = try! contents(of: store)
-        try! store.close()
+        let report = try store.verify()
+        try #require(report.isClean && report.freePages == 0, "the fixture must be clean with no free page: \(report)")
+        let expected = try contents(of: store)
+        try store.close()
         return (files(of: memory), expected)
-    }()
+    }
 
     static func flip(_ bytes: inout Bytes, bit: Int) { bytes[bit / 8] ^= UInt8(1) << UInt8(bit % 8) }
 
@@ -43,7 +44,7 @@ struct CorruptionDetectionTests {
     func pageFileFlips() throws {
         let seed = testSeed("CorruptionDetectionTests.pageFileFlips")
         var random = SeededRandom(seed: seed)
-        let (files, expected) = Self.checkpointed
+        let (files, expected) = try Self.checkpointed()
         let pageFile = files[testStorePath]!  // safe: the fixture has a page file
         let pages = pageFile.count / Self.pageSize
         var outcomes: [String: Int] = [:]
@@ -89,7 +90,7 @@ struct CorruptionDetectionTests {
     func flipUnderAnOpenStore() throws {
         let seed = testSeed("CorruptionDetectionTests.flipUnderAnOpenStore")
         var random = SeededRandom(seed: seed)
-        let (files, expected) = Self.checkpointed
+        let (files, expected) = try Self.checkpointed()
         let pageFile = files[testStorePath]!  // safe: the fixture has a page file
         for trial in 0..<20 {
             let memory = InMemoryFileSystem(files: files)
