@@ -100,20 +100,21 @@ struct CompactionTests {
     }
 
     /// A store with frames still in its log (dropped without close), as files.
-    static let crashFixture: (files: [String: Bytes], contents: StoreContents) = {
+    static func crashFixture() throws -> (files: [String: Bytes], contents: StoreContents) { try crashFixtureValue.get() }
+    private static let crashFixtureValue = Fixture<([String: Bytes], StoreContents)> {
         let fs = CrashSimulatingFileSystem()
-        let store = try! openTestStore(fs)  // safe: no crash armed
-        let expected = try! fillAndThin(store, keys: 600)
-        try! store.write { txn in try txn.tree("one")!.put(key: Array("in the log".utf8), value: [7]) }
+        let store = try openTestStore(fs)
+        let expected = try fillAndThin(store, keys: 600)
+        try store.write { txn in try txn.tree("one")!.put(key: Array("in the log".utf8), value: [7]) }
         var contents = expected
         contents["one"]![Array("in the log".utf8)] = [7]
         let image = fs.crashedImage(mode: .keep)
         return (files(of: image), contents)
-    }()
+    }
 
     @Test("I9: a crash at any operation of a compaction leaves a complete store holding every key", arguments: CrashMode.allCases)
     func crashDuringCompaction(mode: CrashMode) throws {
-        let (files, expected) = Self.crashFixture
+        let (files, expected) = try Self.crashFixture()
         // A clean run counts the operations of open and of compaction.
         let clean = CrashSimulatingFileSystem(files: files)
         let store = try openTestStore(clean)

@@ -18,8 +18,8 @@ enum CrashWorkload {
     static let transactionCount = 40
     static let path = "/crash/store.keel"
 
-    static func options(_ fs: any FileSystem) -> StoreOptions {
-        var options = testOptions(fs, syncMode: .full)
+    static func options(_ fs: any FileSystem, syncMode: SyncMode = .full) -> StoreOptions {
+        var options = testOptions(fs, syncMode: syncMode)
         options.checkpointThresholdBytes = 8 << 10
         return options
     }
@@ -93,19 +93,23 @@ enum CrashWorkload {
         var acknowledged = 0
         /// Whether the run stopped inside a `write` (that transaction may or may not be on disk).
         var stoppedInWrite = false
+        /// Transactions covered by the last checkpoint that completed (sync mode normal makes
+        /// commits durable only there).
+        var checkpointed = 0
         var error: (any Error)?
     }
 
     /// Runs the workload on `fs` until the first error.
-    static func run(on fs: any FileSystem) -> Outcome {
+    static func run(on fs: any FileSystem, syncMode: SyncMode = .full) -> Outcome {
         var outcome = Outcome()
         let store: Store
         do {
-            store = try Store.open(at: path, options: options(fs), logger: quietLogger)
+            store = try Store.open(at: path, options: options(fs, syncMode: syncMode), logger: quietLogger)
         } catch {
             outcome.error = error
             return outcome
         }
+        var checkpoints: UInt64 = 0
         for i in 1...transactionCount {
             do {
                 try store.write { txn in try apply(i, to: txn) }
@@ -115,11 +119,18 @@ enum CrashWorkload {
                 return outcome
             }
             outcome.acknowledged = i
+            // An automatic checkpoint after this commit completed: everything up to it is durable.
+            if let count = try? store.statistics().checkpoints, count > checkpoints {
+                checkpoints = count
+                outcome.checkpointed = i
+            }
             if i == transactionCount / 2 {
                 do { try store.checkpoint() } catch {
                     outcome.error = error
                     return outcome
                 }
+                outcome.checkpointed = i
+                checkpoints = (try? store.statistics().checkpoints) ?? checkpoints
             }
         }
         do { try store.close() } catch { outcome.error = error }
@@ -134,9 +145,12 @@ enum CrashWorkload {
     /// Checks a crashed image: recovery gives the state after a prefix of transactions that holds
     /// every acknowledged one (at most the one in flight besides), verify is clean, and a new
     /// commit after recovery survives a further close and reopen. Returns the prefix length.
+    /// `durable` is the shortest prefix allowed: every acknowledged transaction in sync mode full;
+    /// in sync mode normal those covered by the last completed checkpoint (after a power cut).
     @discardableResult
     static func checkRecovery(
-        _ image: InMemoryFileSystem, outcome: Outcome, context: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ image: InMemoryFileSystem, outcome: Outcome, durable: Int? = nil, context: String,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> Int? {
         let store: Store
         do {
@@ -146,11 +160,11 @@ enum CrashWorkload {
             return nil
         }
         let actual = try contents(of: store)
-        let allowed = outcome.acknowledged...(outcome.acknowledged + (outcome.stoppedInWrite ? 1 : 0))
+        let allowed = (durable ?? outcome.acknowledged)...(outcome.acknowledged + (outcome.stoppedInWrite ? 1 : 0))
         let prefix = allowed.first { states[$0] == actual }
         #expect(
             prefix != nil,
-            "\(context): recovered state is not the state after \(allowed) transactions (I1, I2): \(describeDifference(actual, states[outcome.acknowledged]))",
+            "\(context): recovered state is not the state after \(allowed) transactions (I1, I2): \(describeDifference(actual, states[outcome.acknowledged])); it matches \(states.indices.filter { states[$0] == actual })",
             sourceLocation: sourceLocation)
         try expectVerifies(store, "\(context): after recovery", sourceLocation: sourceLocation)
 
@@ -169,12 +183,13 @@ enum CrashWorkload {
     }
 
     /// The number of file operations of an uncrashed run.
-    static let cleanOperationCount: Int = {
+    static func cleanOperationCount() throws -> Int { try cleanOperationCountFixture.get() }
+    private static let cleanOperationCountFixture = Fixture<Int> {
         let fs = CrashSimulatingFileSystem()
         let outcome = run(on: fs)
-        precondition(outcome.error == nil && outcome.acknowledged == transactionCount, "the clean run failed: \(String(describing: outcome.error))")
+        try #require(outcome.error == nil && outcome.acknowledged == transactionCount, "the clean run failed: \(String(describing: outcome.error))")
         return fs.operationCount
-    }()
+    }
 }
 
 @Suite("Crash simulation: a crash at every file operation loses no acknowledged transaction and applies none partially")
@@ -198,7 +213,7 @@ struct CrashRecoveryTests {
     @Test("I1 I2 I8 I9: crashed at every operation, recovery keeps every acknowledged commit and no partial one",
           arguments: CrashMode.allCases)
     func crashAtEveryOperation(mode: CrashMode) throws {
-        let n = CrashWorkload.cleanOperationCount
+        let n = try CrashWorkload.cleanOperationCount()
         let variants = mode == .torn ? (slowTestsEnabled ? 4 : 1) : 1
         var prefixes: [Int: Int] = [:]
         for k in 1...(n + 1) {
@@ -220,9 +235,33 @@ struct CrashRecoveryTests {
         print("[CrashRecoveryTests] \(mode): \(n + 1) crash points × \(variants); recovered prefixes \(prefixes.sorted { $0.key < $1.key })")
     }
 
+    @Test("I2: sync mode normal, crashed at every operation: a process crash loses nothing; a power cut loses at most the commits since the last checkpoint, none partially",
+          arguments: CrashMode.allCases)
+    func crashInSyncModeNormal(mode: CrashMode) throws {
+        let clean = CrashSimulatingFileSystem()
+        let cleanRun = CrashWorkload.run(on: clean, syncMode: .normal)
+        try #require(cleanRun.error == nil, "the clean run failed: \(String(describing: cleanRun.error))")
+        let n = clean.operationCount
+        var prefixes: [Int: Int] = [:]
+        for k in 1...(n + 1) {
+            let fs = CrashSimulatingFileSystem()
+            fs.crash(after: k)
+            let outcome = CrashWorkload.run(on: fs, syncMode: .normal)
+            let seed = CrashWorkload.tornSeed(k)
+            let image = fs.crashedImage(mode: mode, seed: seed)
+            let context = "sync normal, crash at operation \(k) of \(n), \(mode)\(mode == .torn ? ", seed \(seed)" : ""), acknowledged \(outcome.acknowledged), checkpointed \(outcome.checkpointed)"
+            // keep: the kernel wrote everything back (a process crash); drop/torn: a power cut.
+            let durable = mode == .keep ? outcome.acknowledged : outcome.checkpointed
+            if let prefix = try CrashWorkload.checkRecovery(image, outcome: outcome, durable: durable, context: context) {
+                prefixes[prefix, default: 0] += 1
+            }
+        }
+        print("[CrashRecoveryTests] sync normal, \(mode): \(n + 1) crash points; recovered prefixes \(prefixes.sorted { $0.key < $1.key })")
+    }
+
     @Test("I2 I8: a crash during recovery (reopen and its checkpoint at close) recovers the same state again")
     func crashDuringRecovery() throws {
-        let n = CrashWorkload.cleanOperationCount
+        let n = try CrashWorkload.cleanOperationCount()
         // Images that leave frames in the log: crashed in the second half of the workload, kept.
         let points = slowTestsEnabled ? Array(stride(from: n / 2, through: n, by: 1)) : Array(stride(from: n / 2, through: n, by: max(1, n / 16)))
         for k in points {

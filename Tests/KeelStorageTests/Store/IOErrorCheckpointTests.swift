@@ -50,7 +50,7 @@ struct IOErrorCheckpointTests {
                 #expect((error?.cause as? StorageError)?.code == IOErrorTests.code(failure), "\(context): the cause")
                 faults.removeAllFaults()
                 expectStorageError(.readOnly, comment: "\(context): a write after it") { try IOWorkload.commitLater(store) }
-                let expected = IOWorkload.target(large: true)
+                let expected = try IOWorkload.target(large: true)
                 try expectContents(of: store, equal: expected, "\(context): reads after the failed checkpoint")
                 try expectVerifies(store, context)
                 try store.close()
@@ -70,7 +70,8 @@ struct IOErrorCheckpointTests {
         let counting = FaultInjectingFileSystem(wrapping: InMemoryFileSystem(files: image))
         let clean = try IOWorkload.open(counting)
         let reads = counting.operationCount(of: .read)
-        try expectContents(of: clean, equal: IOWorkload.target(large: true))
+        let target = try IOWorkload.target(large: true)
+        try expectContents(of: clean, equal: target)
         #expect(reads >= 2, "the open reads page 0 and the log")
         for index in 1...reads {
             let faults = FaultInjectingFileSystem(wrapping: InMemoryFileSystem(files: image))
@@ -80,7 +81,7 @@ struct IOErrorCheckpointTests {
                 let store = try IOWorkload.open(faults)
                 // Opening despite a failed read is acceptable only if nothing was skipped.
                 let actual = try? contents(of: store)
-                Issue.record("\(context): the open succeeded; contents \(actual.map { describeDifference($0, IOWorkload.target(large: true)) } ?? "unreadable")")
+                Issue.record("\(context): the open succeeded; contents \(actual.map { describeDifference($0, target) } ?? "unreadable")")
             } catch let error as StorageError {
                 #expect(error.code == .io, "\(context): \(error)")
             }
@@ -100,7 +101,7 @@ struct IOErrorCheckpointTests {
         faults.fail(.read, at: faults.operationCount(of: .read) + 1)
         let error = expectStorageError(.io) { _ = try contents(of: reopened) }
         #expect(error?.path == testStorePath, "the error names the page file: \(String(describing: error))")
-        try expectContents(of: reopened, equal: IOWorkload.baseline, "the next read transaction works")
+        try expectContents(of: reopened, equal: try IOWorkload.baseline(), "the next read transaction works")
         try expectVerifies(reopened, "after a failed page read")
         try reopened.close()
     }

@@ -38,11 +38,13 @@ enum IOWorkload {
         }
     }
 
-    static let baseline: StoreContents = {
-        let store = try! open(InMemoryFileSystem())  // safe: an in-memory store without faults
-        try! commitBaseline(store)
-        return try! contents(of: store)
-    }()
+    static func baseline() throws -> StoreContents { try baselineFixture.get() }
+    private static let baselineFixture = Fixture<StoreContents> {
+        let store = try open(InMemoryFileSystem())
+        defer { try? store.close() }
+        try commitBaseline(store)
+        return try contents(of: store)
+    }
 
     /// The commit under test. `large` appends more than the log's 64 KiB preallocation step, so
     /// the log must grow (allocate) during the commit.
@@ -57,15 +59,17 @@ enum IOWorkload {
         }
     }
 
-    static func target(large: Bool) -> StoreContents { large ? targetLarge : targetSmall }
-    static let targetSmall = makeTarget(large: false)
-    static let targetLarge = makeTarget(large: true)
+    /// The contents after the baseline and the target commit.
+    static func target(large: Bool) throws -> StoreContents { try (large ? targetLarge : targetSmall).get() }
+    private static let targetSmall = Fixture<StoreContents> { try makeTarget(large: false) }
+    private static let targetLarge = Fixture<StoreContents> { try makeTarget(large: true) }
 
-    static func makeTarget(large: Bool) -> StoreContents {
-        let store = try! open(InMemoryFileSystem())  // safe: an in-memory store without faults
-        try! commitBaseline(store)
-        try! commitTarget(store, large: large)
-        return try! contents(of: store)
+    private static func makeTarget(large: Bool) throws -> StoreContents {
+        let store = try open(InMemoryFileSystem())
+        defer { try? store.close() }
+        try commitBaseline(store)
+        try commitTarget(store, large: large)
+        return try contents(of: store)
     }
 
     /// A commit after the failure, when the store may still write.
@@ -145,12 +149,12 @@ struct IOErrorTests {
                 #expect(error?.message.isEmpty == false)
 
                 // Readable, nothing lost, nothing of the failed commit visible (I14).
-                try expectContents(of: store, equal: IOWorkload.baseline, "\(context): contents after the failed commit")
+                try expectContents(of: store, equal: try IOWorkload.baseline(), "\(context): contents after the failed commit")
                 #expect(try store.statistics().writeRefusal == nil, "\(context): a failed write is not a failed fsync; no fail-stop")
                 // The fault is gone: the next commits succeed, the same one included.
                 try IOWorkload.commitLater(store)
                 try IOWorkload.commitTarget(store, large: large)
-                let expected = IOWorkload.withLater(IOWorkload.target(large: large))
+                let expected = IOWorkload.withLater(try IOWorkload.target(large: large))
                 try expectContents(of: store, equal: expected, "\(context): commits after the fault")
                 try expectVerifies(store, "\(context)")
                 try store.close()
@@ -178,7 +182,7 @@ struct IOErrorTests {
                 #expect((error?.cause as? StorageError)?.code == Self.code(failure), "\(context): the cause is the fsync error")
 
                 // Readers see exactly what was durable: the unsynced commit was never published (I1).
-                try expectContents(of: store, equal: IOWorkload.baseline, "\(context): contents after the failed fsync")
+                try expectContents(of: store, equal: try IOWorkload.baseline(), "\(context): contents after the failed fsync")
                 // Every later write is refused, even with the disk healthy again: no retried fsync (I6).
                 faults.removeAllFaults()
                 for attempt in 1...2 {
@@ -187,12 +191,12 @@ struct IOErrorTests {
                 }
                 expectStorageError(.readOnly, comment: "\(context): checkpoint") { try store.checkpoint() }
                 #expect(try store.statistics().writeRefusal?.contains("fail-stop") == true)
-                try expectContents(of: store, equal: IOWorkload.baseline, "\(context): reads after refused writes")
+                try expectContents(of: store, equal: try IOWorkload.baseline(), "\(context): reads after refused writes")
                 try expectVerifies(store, "\(context)")
                 try store.close()
                 // The commit's frames reached the (in-memory) file before the failed fsync, so after a
                 // reopen it may be there, entirely, or not at all.
-                try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.baseline, IOWorkload.target(large: large)], "\(context)")
+                try IOWorkload.reopenWithoutFaults(memory, allowed: [try IOWorkload.baseline(), try IOWorkload.target(large: large)], "\(context)")
             }
         }
     }
@@ -209,9 +213,9 @@ struct IOErrorTests {
             faults.shortWrite(at: before[.write]! + index)
             try IOWorkload.commitTarget(store, large: large)
             #expect(faults.triggeredFaults == 1, "\(context): the short write did not happen")
-            try expectContents(of: store, equal: IOWorkload.target(large: large), "\(context)")
+            try expectContents(of: store, equal: try IOWorkload.target(large: large), "\(context)")
             try store.close()
-            try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.target(large: large)], "\(context)")
+            try IOWorkload.reopenWithoutFaults(memory, allowed: [try IOWorkload.target(large: large)], "\(context)")
         }
     }
 
@@ -229,13 +233,13 @@ struct IOErrorTests {
             faults.fail(.write, at: before[.write]! + index + 1)  // writeFully's next call, for the rest
             expectStorageError(.io, comment: context) { try IOWorkload.commitTarget(store, large: large) }
             #expect(faults.triggeredFaults == 2, "\(context): both faults should fire")
-            try expectContents(of: store, equal: IOWorkload.baseline, "\(context)")
+            try expectContents(of: store, equal: try IOWorkload.baseline(), "\(context)")
             // Reopened right away (the half-written commit is still in the log): it is not applied.
-            try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.baseline], "\(context), reopened at once")
+            try IOWorkload.reopenWithoutFaults(memory, allowed: [try IOWorkload.baseline()], "\(context), reopened at once")
             // Or the store goes on: a smaller commit overwrites the half-written one.
             try IOWorkload.commitLater(store)
-            try expectContents(of: store, equal: IOWorkload.withLater(IOWorkload.baseline), "\(context)")
-            try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.withLater(IOWorkload.baseline)], "\(context), then a commit")
+            try expectContents(of: store, equal: IOWorkload.withLater(try IOWorkload.baseline()), "\(context)")
+            try IOWorkload.reopenWithoutFaults(memory, allowed: [IOWorkload.withLater(try IOWorkload.baseline())], "\(context), then a commit")
             try store.close()
         }
     }

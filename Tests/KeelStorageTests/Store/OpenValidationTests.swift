@@ -15,18 +15,20 @@ struct OpenValidationTests {
     static let pageSize = 4096
 
     /// The files of a valid, cleanly closed store of several pages (its log reset, no frames).
-    static let validStore: [String: Bytes] = {
+    static func validStore() throws -> [String: Bytes] { try validStoreFixture.get() }
+    private static let validStoreFixture = Fixture<[String: Bytes]> {
         let memory = InMemoryFileSystem()
-        let store = try! openTestStore(memory)  // safe: in memory, no faults
-        try! store.write { txn in
+        let store = try openTestStore(memory)
+        try store.write { txn in
             let tree = try txn.createTree("t")
             for i in 0..<300 { try tree.put(key: numberedKey(i), value: taggedValue(key: numberedKey(i), version: 1, length: 100)) }
         }
-        try! store.close()
+        try store.close()
         return files(of: memory)
-    }()
+    }
 
-    static var validPageFile: Bytes { validStore[testStorePath]! }  // safe: the store has a page file
+    static func validPageFile() throws -> Bytes { try #require(try validStore()[testStorePath]) }
+    static func validLog() throws -> Bytes { try #require(try validStore()[logPath], "a closed store keeps its log file") }
 
     /// Page 0 with its checksum recomputed after an edit, so only the edited field is wrong.
     static func resealedPage0(_ file: Bytes, _ edit: (inout Bytes) -> Void) -> Bytes {
@@ -76,14 +78,13 @@ struct OpenValidationTests {
     }
 
     /// The cases, with and without a (valid, empty) log beside the page file.
-    static func withAndWithoutLog(_ pageFile: Bytes) -> [(String, [String: Bytes])] {
-        [("no log", [testStorePath: pageFile]),
-         ("with its log", [testStorePath: pageFile, logPath: validStore[logPath]!])]  // safe: a closed store keeps its log file
+    static func withAndWithoutLog(_ pageFile: Bytes) throws -> [(String, [String: Bytes])] {
+        [("no log", [testStorePath: pageFile]), ("with its log", [testStorePath: pageFile, logPath: try validLog()])]
     }
 
     @Test("the valid store opens (the fixture is sound), read-write and read-only")
     func validStoreOpens() throws {
-        for (what, files) in Self.withAndWithoutLog(Self.validPageFile) {
+        for (what, files) in try Self.withAndWithoutLog(try Self.validPageFile()) {
             for readOnly in [false, true] {
                 var options = testOptions(InMemoryFileSystem(files: files))
                 options.readOnly = readOnly
@@ -96,7 +97,7 @@ struct OpenValidationTests {
     }
 
     @Test("I15: random bytes are not a store", arguments: [1, 31, 32, 100, 512, 4096, 8192, 12_345, 65_536])
-    func randomBytesFile(length: Int) {
+    func randomBytesFile(length: Int) throws {
         let seed = UInt64(length) &* 0x9E37_79B9_7F4A_7C15
         Self.expectRefused([testStorePath: randomBytes(length, seed: seed)], .notAStore, context: "\(length) random bytes")
         Self.expectRefused(
@@ -105,11 +106,11 @@ struct OpenValidationTests {
     }
 
     @Test("I15: foreign files — empty, text, an SQLite database, a Keel log — are not a store")
-    func foreignFiles() {
+    func foreignFiles() throws {
         var sqlite = Array("SQLite format 3\0".utf8) + [0x10, 0x00, 0x01, 0x01, 0x00, 0x40, 0x20, 0x20]
         sqlite += Bytes(repeating: 0, count: 4096 - sqlite.count)
         let text = Array(String(repeating: "This is not a Keel store, just some text.\n", count: 200).utf8)
-        let keelLog = Self.validStore[Self.logPath]!  // safe: a closed store keeps its log file
+        let keelLog = try Self.validLog()
         for (what, bytes) in [("an empty file", Bytes()), ("a text file", text), ("an SQLite database", sqlite), ("a Keel log", keelLog)] {
             let error = Self.expectRefused([testStorePath: bytes], .notAStore, context: what)
             #expect(error?.message.contains("not a Keel store") == true || error?.message.contains("too short") == true,
@@ -120,23 +121,23 @@ struct OpenValidationTests {
     @Test("I15: a page file cut short inside page 0 or inside a later page is refused",
           arguments: [0, 16, 31, 100, 511, 512, 4095, 4096 + 100, 3 * 4096 + 2_000])
     func truncatedInsideAPage(length: Int) throws {
-        let pageFile = Array(Self.validPageFile.prefix(length))
-        try #require(Self.validPageFile.count > 4 * Self.pageSize, "the fixture should have several pages")
-        for (what, files) in Self.withAndWithoutLog(pageFile) {
+        let pageFile = Array(try Self.validPageFile().prefix(length))
+        try #require(try Self.validPageFile().count > 4 * Self.pageSize, "the fixture should have several pages")
+        for (what, files) in try Self.withAndWithoutLog(pageFile) {
             Self.expectRefused(files, length < 32 ? .notAStore : .corrupt, context: "page file cut at \(length) bytes, \(what)")
         }
-        let last = Array(Self.validPageFile.dropLast(1))
-        for (what, files) in Self.withAndWithoutLog(last) {
+        let last = Array(try Self.validPageFile().dropLast(1))
+        for (what, files) in try Self.withAndWithoutLog(last) {
             Self.expectRefused(files, .corrupt, context: "page file one byte short, \(what)")
         }
     }
 
     @Test("I3 I15: a page file cut at a page boundary: the open refuses, or every read of a missing page throws CORRUPT")
     func truncatedAtAPageBoundary() throws {
-        let pages = Self.validPageFile.count / Self.pageSize
+        let pages = try Self.validPageFile().count / Self.pageSize
         for keep in [1, 2, pages / 2, pages - 1] {
-            let pageFile = Array(Self.validPageFile.prefix(keep * Self.pageSize))
-            for (what, files) in Self.withAndWithoutLog(pageFile) {
+            let pageFile = Array(try Self.validPageFile().prefix(keep * Self.pageSize))
+            for (what, files) in try Self.withAndWithoutLog(pageFile) {
                 let context = "page file cut to \(keep) of \(pages) pages, \(what)"
                 let memory = InMemoryFileSystem(files: files)
                 let opened = Result { () throws(StorageError) in
@@ -166,29 +167,29 @@ struct OpenValidationTests {
     }
 
     @Test("I15: a newer format version of the page file is refused as UNSUPPORTED_VERSION", arguments: [UInt32(2), 99, 0])
-    func newerPageFileVersion(version: UInt32) {
-        let pageFile = Self.resealedPage0(Self.validPageFile) { Self.storeUInt32(version, at: 24, in: &$0) }
-        for (what, files) in Self.withAndWithoutLog(pageFile) {
+    func newerPageFileVersion(version: UInt32) throws {
+        let pageFile = Self.resealedPage0(try Self.validPageFile()) { Self.storeUInt32(version, at: 24, in: &$0) }
+        for (what, files) in try Self.withAndWithoutLog(pageFile) {
             let error = Self.expectRefused(files, .unsupportedVersion, context: "format version \(version), \(what)")
             #expect(error?.message.contains("\(version)") == true, "the message names the version: \(String(describing: error))")
         }
     }
 
     @Test("I15: a newer format version of the log is refused as UNSUPPORTED_VERSION")
-    func newerLogVersion() {
-        var log = Self.validStore[Self.logPath]!  // safe: a closed store keeps its log file
+    func newerLogVersion() throws {
+        var log = try Self.validLog()
         Self.storeUInt32(2, at: 8, in: &log)
         let crc = log[0..<60].withUnsafeBytes { CRC32C.checksum($0) }
         Self.storeUInt32(crc, at: 60, in: &log)
-        let error = Self.expectRefused([testStorePath: Self.validPageFile, Self.logPath: log], .unsupportedVersion, context: "log version 2")
+        let error = Self.expectRefused([testStorePath: try Self.validPageFile(), Self.logPath: log], .unsupportedVersion, context: "log version 2")
         #expect(error?.path == Self.logPath, "the error names the log: \(String(describing: error))")
     }
 
     @Test("I3 I15: a damaged page 0 with no newer copy in the log is refused as CORRUPT naming page 0")
-    func damagedPage0() {
-        var flipped = Self.validPageFile
+    func damagedPage0() throws {
+        var flipped = try Self.validPageFile()
         flipped[100] ^= 0x04
-        for (what, files) in Self.withAndWithoutLog(flipped) {
+        for (what, files) in try Self.withAndWithoutLog(flipped) {
             let error = Self.expectRefused(files, .corrupt, context: "a bit flipped in page 0, \(what)")
             #expect(error?.page == .meta, "the error names page 0: \(String(describing: error))")
         }
@@ -198,9 +199,9 @@ struct OpenValidationTests {
           arguments: [("page count 0", 32, UInt32(0)), ("catalog root beyond the page count", 44, 1_000_000),
                       ("free-list head beyond the page count", 36, 1_000_000), ("page size 1000", 28, 1000),
                       ("page size 8192 on 4096-byte pages", 28, 8192)])
-    func impossiblePage0(what: String, offset: Int, value: UInt32) {
-        let pageFile = Self.resealedPage0(Self.validPageFile) { Self.storeUInt32(value, at: offset, in: &$0) }
-        for (log, files) in Self.withAndWithoutLog(pageFile) {
+    func impossiblePage0(what: String, offset: Int, value: UInt32) throws {
+        let pageFile = Self.resealedPage0(try Self.validPageFile()) { Self.storeUInt32(value, at: offset, in: &$0) }
+        for (log, files) in try Self.withAndWithoutLog(pageFile) {
             Self.expectRefused(files, .corrupt, .notAStore, context: "\(what), \(log)")
         }
     }

@@ -10,6 +10,7 @@
 
 import Glibc
 import Logging
+import Synchronization
 import Testing
 
 @testable import KeelStorage
@@ -224,6 +225,24 @@ func expectStorageError(
     } catch {
         Issue.record("expected a StorageError \(codes), got \(error). \(comment())", sourceLocation: sourceLocation)
         return nil
+    }
+}
+
+/// A value built once, on first use, by a closure that may throw. A failure is rethrown to every
+/// test that uses the fixture (a test failure), never a crash of the whole test process, as a
+/// `try!` in a static initialiser would be.
+final class Fixture<Value: Sendable>: Sendable {
+    /// Guards the value (or the error) once built.
+    private let built = Mutex<Result<Value, any Error>?>(nil)
+    private let make: @Sendable () throws -> Value
+
+    init(_ make: @escaping @Sendable () throws -> Value) { self.make = make }
+
+    func get() throws -> Value {
+        try built.withLock { built in
+            if built == nil { built = Result { try make() } }
+            return try built!.get()  // safe: set just above
+        }
     }
 }
 
