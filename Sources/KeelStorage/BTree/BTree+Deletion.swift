@@ -26,7 +26,7 @@ extension BTree {
 
     @discardableResult
     public func delete(key: [UInt8], in sink: some PageSink) throws(StorageError) -> Bool {
-        try key.withStorageBytes { k throws(StorageError) in try delete(key: k, in: sink) }
+        try key.withBytes { k throws(StorageError) in try delete(key: k, in: sink) }
     }
 
     /// Restores N4 from the writable `node` at `level` upwards after it lost a cell.
@@ -127,7 +127,7 @@ extension BTree {
             run.layOut((m + 1)..<run.count, into: right, rightmost: finalRightmost)
         }
         try parent.remove(at: separatorIndex)
-        try separator.withStorageBytes { key throws(StorageError) in
+        try separator.withBytes { key throws(StorageError) in
             try insert(.branch(child: leftNumber, key: key), at: separatorIndex, into: parent, level: level - 1,
                        path: path, sink: sink)
         }

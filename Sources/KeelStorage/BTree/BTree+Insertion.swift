@@ -38,8 +38,8 @@ extension BTree {
     }
 
     public func put(key: [UInt8], value: [UInt8], in sink: some PageSink) throws(StorageError) {
-        try key.withStorageBytes { k throws(StorageError) in
-            try value.withStorageBytes { v throws(StorageError) in try put(key: k, value: v, in: sink) }
+        try key.withBytes { k throws(StorageError) in
+            try value.withBytes { v throws(StorageError) in try put(key: k, value: v, in: sink) }
         }
     }
 
@@ -80,14 +80,14 @@ extension BTree {
             let position = path.position(level - 1)
             let parent = try Node(sink.writablePage(parentNumber), parentNumber)
             try parent.setChild(at: position, to: right)
-            let done = try separator.withStorageBytes { key throws(StorageError) in
+            let done = try separator.withBytes { key throws(StorageError) in
                 try parent.insert(.branch(child: child, key: key), at: position)
             }
             if done { return }
             let bias: CellRun.Bias =
                 level - 1 <= path.rightEdge && position == parent.count ? .right
                 : level - 1 <= path.leftEdge && position == 0 ? .left : .balanced
-            let next = try separator.withStorageBytes { key throws(StorageError) in
+            let next = try separator.withBytes { key throws(StorageError) in
                 try split(parent, inserting: .branch(child: child, key: key), at: position, bias: bias, in: sink)
             }
             guard let next else { return }

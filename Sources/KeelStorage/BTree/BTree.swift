@@ -40,7 +40,7 @@ public struct BTree: Sendable, Hashable, CustomStringConvertible {
     }
 
     public func get(_ key: [UInt8], in source: some PageSource) throws(StorageError) -> [UInt8]? {
-        try key.withStorageBytes { k throws(StorageError) in try get(k, in: source) }
+        try key.withBytes { k throws(StorageError) in try get(k, in: source) }
     }
 
     /// Calls `body` with the value stored under `key` without copying it (for an overflow value, a
@@ -64,7 +64,8 @@ public struct BTree: Sendable, Hashable, CustomStringConvertible {
     func locate(_ key: UnsafeRawBufferPointer, in source: some PageSource) throws(StorageError) -> ValueLocation {
         var number = root
         for _ in 0...BTreeLimits.maxDepth {
-            let node = try Node(source.page(number), number)
+            let page = try source.page(number)
+            let node = try Node(page, number)
             if !node.isLeaf {
                 number = try node.child(at: node.childPosition(for: key))
                 continue
@@ -75,7 +76,7 @@ public struct BTree: Sendable, Hashable, CustomStringConvertible {
             if entry.isOverflow {
                 return .overflow(try OverflowReference.read(node.base + entry.valueStart, page: number), leaf: number)
             }
-            return .inline(UnsafeRawBufferPointer(start: node.base + entry.valueStart, count: entry.valueLength), node.buffer)
+            return .inline(UnsafeRawBufferPointer(start: node.base + entry.valueStart, count: entry.valueLength), page)
         }
         throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: root)
     }
@@ -83,7 +84,7 @@ public struct BTree: Sendable, Hashable, CustomStringConvertible {
     public func withValue<R>(
         forKey key: [UInt8], in source: some PageSource, _ body: (UnsafeRawBufferPointer) throws(StorageError) -> R
     ) throws(StorageError) -> R? {
-        try key.withStorageBytes { k throws(StorageError) in try withValue(forKey: k, in: source, body) }
+        try key.withBytes { k throws(StorageError) in try withValue(forKey: k, in: source, body) }
     }
 
     /// Whether `key` is present.

@@ -126,7 +126,7 @@ extension BTreeCursor {
     mutating func resyncIfChanged() throws(StorageError) -> Bool? {
         guard tracksChanges, source.changeCount != seenChangeCount else { return nil }
         let key = savedKey
-        try key.withStorageBytes { k throws(StorageError) in _ = try seek(to: k) }
+        try key.withBytes { k throws(StorageError) in _ = try seek(to: k) }
         guard isValid, let leaf else { return false }
         let entry = self.entry
         return key.withUnsafeBytes { Node.compare($0, leaf.base + entry.keyStart, entry.keyLength) == 0 }

@@ -107,7 +107,7 @@ public struct BTreeCursor<Source: PageSource> {
 
     @discardableResult
     public mutating func seek(to key: [UInt8]) throws(StorageError) -> Bool {
-        try key.withStorageBytes { k throws(StorageError) in try seek(to: k) }
+        try key.withBytes { k throws(StorageError) in try seek(to: k) }
     }
 
     /// Moves to the first entry; false when the tree is empty.

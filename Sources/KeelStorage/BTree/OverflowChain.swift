@@ -128,7 +128,7 @@ enum OverflowChain {
         try walk(reference, in: source, owner: owner) { _, data throws(StorageError) in
             assembled.append(contentsOf: data)
         }
-        return try assembled.withStorageBytes { stored throws(StorageError) -> R in
+        return try assembled.withBytes { stored throws(StorageError) -> R in
             guard reference.isCompressed else { return try body(stored) }
             let value = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(reference.valueLength), alignment: 8)
             defer { value.deallocate() }

@@ -48,7 +48,7 @@ struct BTreeCorruptionTests {
 
         /// The first overflow page of `key`'s value, and its leaf.
         static func head(_ key: [UInt8], _ tree: BTree, _ sink: MemoryPageSink) throws -> (PageNumber, PageNumber) {
-            try key.withStorageBytes { k throws(StorageError) in
+            try key.withBytes { k throws(StorageError) in
                 var path = TreePath()
                 let leaf = try tree.descend(to: k, in: sink, path: &path)
                 let entry = try leaf.leafEntry(at: leaf.leafSearch(k).index)

@@ -61,7 +61,7 @@ struct NodeLayoutTests {
         #expect(node.fragmented > 0)
         let gap = node.contentStart - node.slotEnd
         let big = testValue(999, count: gap + 40)
-        let key = numericKey(-1)
+        let key: [UInt8] = [0]  // sorts before every 8-byte key
         let inserted = try key.withUnsafeBytes { k in
             try big.withUnsafeBytes { v in try node.insert(.leaf(key: k, value: v), at: 0) }
         }
