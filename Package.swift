@@ -14,9 +14,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "KeelStorage", targets: ["KeelStorage"]),
+        .library(name: "KeelModel", targets: ["KeelModel"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
     ],
     targets: [
         // liblz4 from the system, found through pkg-config (apt: liblz4-dev).
@@ -35,6 +37,21 @@ let package = Package(
         .testTarget(
             name: "KeelStorageTests",
             dependencies: ["KeelStorage"],
+            swiftSettings: strict
+        ),
+        // The object layer: model files, values and rows, the object store, contexts.
+        .target(
+            name: "KeelModel",
+            dependencies: [
+                "KeelStorage",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "KeelModelTests",
+            dependencies: ["KeelModel"],
             swiftSettings: strict
         ),
     ]

@@ -1,0 +1,61 @@
+// A read snapshot that outlives one closure: what a managed-object context reads between its
+// saves. `Store.read { }` pins a commit for the length of its closure; a `Snapshot` pins one until
+// `close()` (or deinit), and every `read { }` on it sees exactly that commit (I10).
+//
+//     let snapshot = try store.snapshot()
+//     defer { snapshot.close() }
+//     let a = try snapshot.read { try $0.tree("people")?.get(k1) }
+//     // ...other threads commit...
+//     let b = try snapshot.read { try $0.tree("people")?.get(k2) }   // same commit as `a`
+//
+// A snapshot held past the log limit is cut off by the checkpoint like any reader: its next
+// `read` throws `snapshotTooOld` (I12), and the owner takes a new one.
+
+import Synchronization
+
+public final class Snapshot: Sendable {
+    /// The last transaction included in this snapshot.
+    public let transaction: TransactionID
+    private let pager: Pager
+    private let frames: FrameSequence
+    /// The reader registration, nil once closed. Guards use and close: one read at a time.
+    private let registration: Mutex<Int?>
+
+    init(pager: Pager) {
+        let (id, frames, transaction) = pager.beginRead()
+        self.pager = pager
+        self.frames = frames
+        self.transaction = transaction
+        self.registration = Mutex(id)
+    }
+
+    deinit { close() }
+
+    /// Runs `body` on the pinned commit. Throws `closed` after `close()`, `snapshotTooOld` when a
+    /// checkpoint cut the snapshot off.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try registration.withLock { (id: inout Int?) throws -> R in
+            guard id != nil else { throw StorageError(.closed, "the snapshot is closed") }
+            let txn = ReadTransaction(pages: ReadPages(pager: pager, snapshot: frames), transaction: transaction)
+            defer { txn.end() }
+            return try body(txn)
+        }
+    }
+
+    /// Releases the snapshot so checkpoints may overwrite what it pinned. Idempotent.
+    public func close() {
+        if let id = registration.withLock({ (id: inout Int?) -> Int? in
+            defer { id = nil }
+            return id
+        }) {
+            pager.endRead(id)
+        }
+    }
+}
+
+extension Store {
+    /// Pins the newest commit until the returned snapshot is closed.
+    public func snapshot() throws(StorageError) -> Snapshot {
+        Snapshot(pager: try pager())
+    }
+}
