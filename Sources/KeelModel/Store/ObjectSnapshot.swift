@@ -84,14 +84,24 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         }
     }
 
+    /// Streams in chunks of 256 rows, each read in its own engine read, so `body` may read this
+    /// snapshot again (a nested read of one engine snapshot would wait on itself).
     public func scan(
         _ entity: EntityID, includeSubentities: Bool, _ body: (StoredObject) throws(KeelError) -> Bool
     ) throws(KeelError) {
         try checkEntity(entity)
-        try read(store: layout.storeOf[entity.index]) { (txn) throws(KeelError) in
-            let tree = try engine { () throws(StorageError) in try txn.tree(layout.objects[entity.index]) }
-            try TreeReading.scan(
-                tree, entities: TreeReading.scanEntities(model, entity, includeSubentities: includeSubentities), model: model, body)
+        let chunkSize = 256
+        for e in TreeReading.scanEntities(model, entity, includeSubentities: includeSubentities) {
+            var from: UInt64 = 0
+            while true {
+                let rows = try read(store: layout.storeOf[entity.index]) { (txn) throws(KeelError) -> [StoredObject] in
+                    let tree = try engine { () throws(StorageError) in try txn.tree(layout.objects[entity.index]) }
+                    return try TreeReading.chunk(tree, entity: e, from: from, limit: chunkSize, model: model)
+                }
+                for o in rows { guard try body(o) else { return } }
+                guard rows.count == chunkSize, let last = rows.last, last.id.number < .max else { break }
+                from = last.id.number + 1
+            }
         }
     }
 

@@ -124,6 +124,32 @@ enum TreeReading {
         }
     }
 
+    /// Up to `limit` rows of one entity from object number `from` on, in ID order.
+    static func chunk(_ tree: Tree?, entity: EntityID, from: UInt64, limit: Int, model: Model) throws(KeelError) -> [StoredObject] {
+        guard let tree else { return [] }
+        var out: [StoredObject] = []
+        var start = KeyEncoding.entityPrefix(entity)
+        KeyEncoding.appendU64(from, to: &start)
+        let fieldCount = model[entity].properties.count
+        var cursor = try engine { () throws(StorageError) in try tree.cursor() }
+        var valid = try engine { () throws(StorageError) in try cursor.seek(to: start) }
+        while valid, out.count < limit {
+            let decoded = try engine { () throws(StorageError) -> Result<StoredObject, KeelError>? in
+                try cursor.withEntry { k, v -> Result<StoredObject, KeelError>? in
+                    guard k.count >= 2, k[0] == start[0], k[1] == start[1] else { return nil }
+                    guard let id = KeyEncoding.objectID(k) else {
+                        return .failure(KeelError(.corrupt, "damaged object key in \(tree.name)"))
+                    }
+                    return Result { () throws(KeelError) -> StoredObject in try RowCodec.decode(v, id: id, fieldCount: fieldCount) }
+                }
+            }
+            guard let decoded else { break }
+            out.append(try decoded.get())
+            valid = try engine { () throws(StorageError) in try cursor.next() }
+        }
+        return out
+    }
+
     /// How many rows the given entities have (keys only).
     static func count(_ tree: Tree?, entities: [EntityID]) throws(KeelError) -> Int {
         guard let tree else { return 0 }
