@@ -33,6 +33,14 @@ enum SaveValidator {
     static func validate(_ s: SaveSession) throws(KeelError) -> [ValidationFailure] {
         let model = s.model
         var failures: [ValidationFailure] = []
+        // A denied delete still nullified the inverses it reached (GraphRules reports, the save
+        // fails); the resulting empty to-ones are a consequence of the deny, not failures of
+        // their own.
+        let denied = Set(s.denials.map { "\($0.object.entity.rawValue)/\($0.object.number).\($0.relationship)" })
+        func nullifiedByDeny(_ id: ObjectID, _ field: Int, _ r: Relationship) -> Bool {
+            guard !denied.isEmpty, let inverse = r.inverse, let x = s.rows[id]?.original?.values[field].objectID else { return false }
+            return denied.contains("\(x.entity.rawValue)/\(x.number).\(inverse)")
+        }
         for id in touched(s) {
             guard let c = s.rows[id]?.current else { continue }
             let entity = model[id.entity]
@@ -68,7 +76,9 @@ enum SaveValidator {
                     }
                 case .relationship(let r):
                     if !r.isToMany {
-                        if v.isNull && !r.isOptional { fail(r.name, "required", "a related object is required") }
+                        if v.isNull && !r.isOptional && !nullifiedByDeny(id, field, r) {
+                            fail(r.name, "required", "a related object is required")
+                        }
                         continue
                     }
                     guard r.minCount > 0 || r.maxCount > 0 else { continue }

@@ -61,7 +61,8 @@ enum TreeReading {
         while valid {
             let entry = try engine { () throws(StorageError) -> (ObjectID?, UInt64)? in
                 try cursor.withEntry { k, v -> (ObjectID?, UInt64)? in
-                    guard k.count == 2 * KeyEncoding.objectKeySize, k.starts(with: prefix) else { return nil }
+                    guard k.count == KeyEncoding.objectKeySize + (ordered ? 8 : KeyEncoding.objectKeySize), k.starts(with: prefix)
+                    else { return nil }
                     if ordered {
                         return (KeyEncoding.objectID(v), KeyEncoding.readU64(k, at: KeyEncoding.objectKeySize))
                     }

@@ -200,6 +200,9 @@ struct StoreFixture {
         var options = ObjectStoreOptions()
         options.storage.fileSystem = fs
         options.storage.syncMode = .full
+        options.storage.logPreallocationBytes = 256 << 10
+        options.storage.checkpointThresholdBytes = 1 << 20
+        options.storage.cacheSizeBytes = 8 << 20
         configure(&options)
         self.options = options
         self.store = try ObjectStore.open(directory: directory, model: model, options: options)
