@@ -85,14 +85,16 @@ extension BTreeCursor {
         }
     }
 
-    /// Moves to the first entry of the next non-empty leaf; invalid when there is none.
+    /// Moves to the first entry of the next leaf; invalid when there is none.
     mutating func nextLeaf() throws(StorageError) {
         isValid = false
         while let top = frames.last {
             if top.position < top.node.count {
                 frames[frames.count - 1].position = top.position + 1
                 try descendEdge(from: top.node.child(at: top.position + 1), first: true)
-                if let leaf, leaf.count > 0 {
+                if let leaf {
+                    // N4: only the root may be an empty leaf; the tree merges every other away.
+                    guard leaf.count > 0 else { throw .corrupt("empty non-root leaf (N4)", page: leaf.number) }
                     try land(at: 0)
                     return
                 }
@@ -103,14 +105,16 @@ extension BTreeCursor {
         leaf = nil
     }
 
-    /// Moves to the last entry of the previous non-empty leaf; invalid when there is none.
+    /// Moves to the last entry of the previous leaf; invalid when there is none.
     mutating func previousLeaf() throws(StorageError) {
         isValid = false
         while let top = frames.last {
             if top.position > 0 {
                 frames[frames.count - 1].position = top.position - 1
                 try descendEdge(from: top.node.child(at: top.position - 1), first: false)
-                if let leaf, leaf.count > 0 {
+                if let leaf {
+                    // N4: only the root may be an empty leaf; the tree merges every other away.
+                    guard leaf.count > 0 else { throw .corrupt("empty non-root leaf (N4)", page: leaf.number) }
                     try land(at: leaf.count - 1)
                     return
                 }
