@@ -45,7 +45,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> StoredObject? in
             var key: [UInt8] = []
             let tree = try engine { () throws(StorageError) in try txn.tree(layout.objects[id.entity.index]) }
-            return try TreeReading.row(tree, id, model: model, key: &key)
+            return try TreeReading.row(tree, id, fieldCount: layout.fieldCounts[id.entity.index], key: &key)
         }
     }
 
@@ -65,7 +65,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
                         tree = try engine { () throws(StorageError) in try txn.tree(name) }
                         trees[name] = tree
                     }
-                    out[i] = try TreeReading.row(tree, ids[i], model: model, key: &key)
+                    out[i] = try TreeReading.row(tree, ids[i], fieldCount: layout.fieldCounts[ids[i].entity.index], key: &key)
                 }
             }
         }

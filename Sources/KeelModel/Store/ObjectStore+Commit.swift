@@ -27,7 +27,7 @@ extension ObjectStore {
         let marks = reservedMarks()
         let (result, record) = try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, HistoryRecord) in
             let order = touched.union([0]).sorted()
-            let session = SaveSession(model: model, layout: layout, storeCount: stores.count)
+            let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: counter.stored)
             session.recording = order.count > 1
             let saveID = counter.last + 1
             var gateHeld = false
@@ -58,10 +58,18 @@ extension ObjectStore {
                     return (result, record)
                 }
                 counter.last = saveID
+                for id in outcome.0.inserted where id.number > counter.stored[id.entity.index] {
+                    counter.stored[id.entity.index] = id.number
+                }
                 return outcome
             } catch {
                 // A commit that failed part-way may have left an intent: never hand its id out again.
-                if reachedCommit { counter.last = saveID }
+                if reachedCommit {
+                    counter.last = saveID
+                    for (id, e) in session.rows where e.inserted && id.number > counter.stored[id.entity.index] {
+                        counter.stored[id.entity.index] = id.number
+                    }
+                }
                 throw error
             }
         }

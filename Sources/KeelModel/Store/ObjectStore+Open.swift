@@ -32,11 +32,32 @@ extension ObjectStore {
                 ranges.append(IDRange(next: reserved + 1, reserved: reserved))
             }
             let last = try readMeta(stores[0], MetaKey.save).flatMap(KeyEncoding.readU64) ?? 0
+            var stored: [UInt64] = []
+            for entity in model.entities {
+                stored.append(try lastNumber(stores[layout.storeOf[entity.id.index]], tree: layout.objects[entity.id.index], entity: entity.id))
+            }
             return ObjectStore(model: model, directory: directory, options: options, logger: logger, stores: stores,
-                               lastSave: last, ids: ranges)
+                               lastSave: last, stored: stored, ids: ranges)
         } catch {
             for s in stores { try? s.close() }
             throw error
+        }
+    }
+
+    /// The highest object number stored for `entity` (0 when none).
+    static func lastNumber(_ store: Store, tree name: String, entity: EntityID) throws(KeelError) -> UInt64 {
+        try untyped { () throws -> UInt64 in
+            try store.read { txn in
+                guard let tree = try txn.tree(name) else { return 0 }
+                var cursor = try tree.cursor()
+                var end = KeyEncoding.entityPrefix(entity)
+                end += [UInt8](repeating: 0xFF, count: 8)
+                var valid = try cursor.seek(to: end)
+                if valid, let id = KeyEncoding.objectID(try cursor.key), id.entity == entity { return id.number }
+                valid = valid ? try cursor.previous() : try cursor.seekLast()
+                guard valid, let id = KeyEncoding.objectID(try cursor.key), id.entity == entity else { return 0 }
+                return id.number
+            }
         }
     }
 

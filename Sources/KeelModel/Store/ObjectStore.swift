@@ -45,14 +45,14 @@ public final class ObjectStore: Sendable {
     let snapshotGate = ReadWriteLock()
 
     init(model: Model, directory: String, options: ObjectStoreOptions, logger: Logger, stores: [Store],
-         lastSave: UInt64, ids: [IDRange]) {
+         lastSave: UInt64, stored: [UInt64], ids: [IDRange]) {
         self.model = model
         self.directory = directory
         self.options = options
         self.logger = logger
         self.stores = stores
         self.layout = TreeLayout(model: model)
-        self.saveLock = Mutex(SaveCounter(last: lastSave))
+        self.saveLock = Mutex(SaveCounter(last: lastSave, stored: stored))
         self.ids = Mutex(ids)
         self.observers = Mutex(ObserverTable())
     }
@@ -100,6 +100,8 @@ public final class ObjectStore: Sendable {
 /// The save lock's state.
 struct SaveCounter {
     var last: UInt64
+    /// Per entity: the highest object number ever stored (new numbers above it need no lookup).
+    var stored: [UInt64]
 }
 
 /// An entity's ID allocator: numbers up to `reserved` are durably reserved; `next` is the next

@@ -25,7 +25,6 @@ extension SaveSession {
         var uniquePuts: [(Int, String, [UInt8], [UInt8])] = []
         for id in ids {
             guard let e = rows[id] else { continue }
-            let entity = model[id.entity]
             let store = layout.storeOf[id.entity.index]
             let objectKey = KeyEncoding.objectKey(id)
             let rowChanged = e.original?.values != e.current?.values
@@ -51,14 +50,14 @@ extension SaveSession {
                 }
                 if rowChanged || !e.linkFields.isEmpty {
                     var names: [String] = []
-                    for (f, p) in entity.properties.enumerated() where o.values[f] != c.values[f] || e.linkFields.contains(f) {
+                    for (f, p) in model[id.entity].properties.enumerated() where o.values[f] != c.values[f] || e.linkFields.contains(f) {
                         names.append(p.name)
                     }
                     summary.updated[id] = names
                 }
             }
             guard rowChanged else { continue }
-            for index in entity.indexes + entity.uniqueConstraints {
+            for index in layout.keyed[id.entity.index] {
                 let tree = TreeLayout.index(index)
                 let old = e.original.map { o in index.fields.map { o.values[$0] } }
                 let new = e.current.map { c in index.fields.map { c.values[$0] } }

@@ -36,8 +36,12 @@ final class SaveSession: GraphEditor {
     /// Deny rules met by deletes.
     var denials: [DenyFailure] = []
     private var keyBuffer: [UInt8] = []
+    /// Per entity: no stored object has a number above this (ObjectStore tracks it), so `entry`
+    /// skips the lookup for new objects.
+    let freshAbove: [UInt64]
 
-    init(model: Model, layout: TreeLayout, storeCount: Int) {
+    init(model: Model, layout: TreeLayout, storeCount: Int, freshAbove: [UInt64]) {
+        self.freshAbove = freshAbove
         self.model = model
         self.layout = layout
         self.txns = Array(repeating: nil, count: storeCount)
@@ -88,8 +92,13 @@ final class SaveSession: GraphEditor {
             throw KeelError(.noSuchEntity, "no entity #\(id.entity.rawValue) in model \(model.name)")
         }
         let store = layout.storeOf[id.entity.index]
-        let tree = try readTree(store, layout.objects[id.entity.index])
-        let row = try TreeReading.row(tree, id, model: model, key: &keyBuffer)
+        let row: StoredObject?
+        if id.number > freshAbove[id.entity.index] {
+            row = nil  // above every number ever stored for the entity: no lookup needed
+        } else {
+            let tree = try readTree(store, layout.objects[id.entity.index])
+            row = try TreeReading.row(tree, id, fieldCount: layout.fieldCounts[id.entity.index], key: &keyBuffer)
+        }
         let e = RowEntry(original: row, current: row)
         rows[id] = e
         return e
@@ -101,7 +110,7 @@ final class SaveSession: GraphEditor {
         guard e.original == nil, e.current == nil else {
             throw KeelError(.badRequest, "an object \(id.text(in: model)) already exists")
         }
-        let fields = model[id.entity].properties.count
+        let fields = layout.fieldCounts[id.entity.index]
         rows[id] = RowEntry(original: nil, current: StoredObject(id: id, version: 0, values: Array(repeating: .null, count: fields)),
                             inserted: true)
     }
@@ -118,8 +127,8 @@ final class SaveSession: GraphEditor {
     }
 
     func members(of id: ObjectID, field: Int) throws(KeelError) -> [ObjectID] {
-        guard let (name, r) = linkTree(id, field) else { return [] }
-        return try TreeReading.members(try readTree(layout.storeOf[id.entity.index], name), id, ordered: r.isOrdered)
+        guard let (name, ordered) = linkTree(id, field) else { return [] }
+        return try TreeReading.members(try readTree(layout.storeOf[id.entity.index], name), id, ordered: ordered)
     }
 
     func memberCount(of id: ObjectID, field: Int) throws(KeelError) -> Int {
@@ -135,10 +144,10 @@ final class SaveSession: GraphEditor {
     }
 
     func link(_ id: ObjectID, field: Int, member: ObjectID, at position: Int?) throws(KeelError) {
-        guard let (name, r) = linkTree(id, field) else { return }
+        guard let (name, ordered) = linkTree(id, field) else { return }
         let store = layout.storeOf[id.entity.index]
         markLink(id, field)
-        if !r.isOrdered {
+        if !ordered {
             var key = KeyEncoding.objectKey(id)
             KeyEncoding.appendObjectKey(member, to: &key)
             try put(store, name, key: key, value: [])
@@ -148,10 +157,10 @@ final class SaveSession: GraphEditor {
     }
 
     func unlink(_ id: ObjectID, field: Int, member: ObjectID) throws(KeelError) {
-        guard let (name, r) = linkTree(id, field) else { return }
+        guard let (name, ordered) = linkTree(id, field) else { return }
         let store = layout.storeOf[id.entity.index]
         markLink(id, field)
-        if !r.isOrdered {
+        if !ordered {
             var key = KeyEncoding.objectKey(id)
             KeyEncoding.appendObjectKey(member, to: &key)
             try delete(store, name, key: key)
@@ -184,11 +193,11 @@ final class SaveSession: GraphEditor {
         rows[id]?.current = nil
     }
 
-    private func linkTree(_ id: ObjectID, _ field: Int) -> (String, Relationship)? {
+    private func linkTree(_ id: ObjectID, _ field: Int) -> (String, Bool)? {
         guard id.entity.index < layout.links.count, field >= 0, field < layout.links[id.entity.index].count,
-            let name = layout.links[id.entity.index][field], case .relationship(let r) = model[id.entity].properties[field]
+            let name = layout.links[id.entity.index][field]
         else { return nil }
-        return (name, r)
+        return (name, layout.ordered[id.entity.index][field])
     }
 
     private func markLink(_ id: ObjectID, _ field: Int) {

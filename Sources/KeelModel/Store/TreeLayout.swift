@@ -13,6 +13,12 @@ struct TreeLayout: Sendable {
     let links: [[String?]]
     /// Per entity: its store's position in `Model.configurations` (0 is the primary).
     let storeOf: [Int]
+    /// Per entity: whether each field is an ordered to-many (meaningful where `links` is set).
+    let ordered: [[Bool]]
+    /// Per entity: its property count (the row's field count).
+    let fieldCounts: [Int]
+    /// Per entity: its indexes then its unique constraints (what a row change maintains).
+    let keyed: [[Index]]
 
     init(model: Model) {
         let configs = Array(model.configurations.keys)
@@ -24,6 +30,14 @@ struct TreeLayout: Sendable {
             }
         }
         storeOf = model.entities.map { configs.firstIndex(of: $0.configuration) ?? 0 }
+        ordered = model.entities.map { entity in
+            entity.properties.map { p in
+                if case .relationship(let r) = p { return r.isToMany && r.isOrdered }
+                return false
+            }
+        }
+        fieldCounts = model.entities.map(\.properties.count)
+        keyed = model.entities.map { $0.indexes + $0.uniqueConstraints }
     }
 
     static func index(_ index: Index) -> String { (index.isUnique ? "uniq/" : "idx/") + index.name }

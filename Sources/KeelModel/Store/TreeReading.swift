@@ -29,11 +29,10 @@ func untyped<R>(_ body: () throws -> R) throws(KeelError) -> R {
 
 enum TreeReading {
     /// The row of `id` in its object tree.
-    static func row(_ tree: Tree?, _ id: ObjectID, model: Model, key: inout [UInt8]) throws(KeelError) -> StoredObject? {
+    static func row(_ tree: Tree?, _ id: ObjectID, fieldCount: Int, key: inout [UInt8]) throws(KeelError) -> StoredObject? {
         guard let tree else { return nil }
         key.removeAll(keepingCapacity: true)
         KeyEncoding.appendObjectKey(id, to: &key)
-        let fieldCount = model[id.entity].properties.count
         let result = try engine { () throws(StorageError) in
             try tree.withValue(forKey: key) { bytes in
                 Result { () throws(KeelError) -> StoredObject in try RowCodec.decode(bytes, id: id, fieldCount: fieldCount) }
