@@ -25,7 +25,7 @@ extension ObjectStore {
         stores touched: Set<Int>, _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
     ) throws(KeelError) -> SaveResult {
         let marks = reservedMarks()
-        let (result, record) = try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, HistoryRecord) in
+        let (result, _) = try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, HistoryRecord) in
             let order = touched.union([0]).sorted()
             let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: counter.stored)
             session.recording = order.count > 1
@@ -58,6 +58,13 @@ extension ObjectStore {
                     return (result, record)
                 }
                 counter.last = saveID
+                committed.store(saveID, ordering: .releasing)
+                if gateHeld {
+                    snapshotGate.unlock()
+                    gateHeld = false
+                }
+                // Still under the save lock, so observers hear saves in commit order.
+                notifyObservers(outcome.1)
                 for id in outcome.0.inserted where id.number > counter.stored[id.entity.index] {
                     counter.stored[id.entity.index] = id.number
                 }
@@ -73,7 +80,6 @@ extension ObjectStore {
                 throw error
             }
         }
-        notifyObservers(record)
         return result
     }
 

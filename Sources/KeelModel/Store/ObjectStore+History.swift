@@ -68,7 +68,9 @@ enum HistoryCodec {
 
 extension ObjectStore {
     /// Calls `body` with the record of every save committed from now on, in commit order, on the
-    /// saving thread, while the save lock is still held: keep it short and never save from it.
+    /// saving thread, while the save lock is still held: keep it short, and never save, run a
+    /// batch or prune history from it (that would wait on the lock it runs under). Snapshots,
+    /// reads, `history` and `lastSaveID` are fine.
     public func addObserver(_ body: @escaping @Sendable (HistoryRecord) -> Void) -> ObserverToken {
         observers.withLock { table in
             let token = ObserverToken(rawValue: table.next)

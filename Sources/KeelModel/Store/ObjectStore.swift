@@ -43,6 +43,8 @@ public final class ObjectStore: Sendable {
     /// Held exclusively between the first and last commit of a multi-store save, shared while a
     /// snapshot pins its stores.
     let snapshotGate = ReadWriteLock()
+    /// The newest committed save id, readable without the save lock (observers run under it).
+    let committed: Atomic<UInt64>
 
     init(model: Model, directory: String, options: ObjectStoreOptions, logger: Logger, stores: [Store],
          lastSave: UInt64, stored: [UInt64], ids: [IDRange]) {
@@ -53,6 +55,7 @@ public final class ObjectStore: Sendable {
         self.stores = stores
         self.layout = TreeLayout(model: model)
         self.saveLock = Mutex(SaveCounter(last: lastSave, stored: stored))
+        self.committed = Atomic(lastSave)
         self.ids = Mutex(ids)
         self.observers = Mutex(ObserverTable())
     }
@@ -61,7 +64,7 @@ public final class ObjectStore: Sendable {
     public var configurations: [String] { Array(model.configurations.keys) }
 
     /// The id of the newest committed save (0 before the first).
-    public var lastSaveID: SaveID { SaveID(rawValue: saveLock.withLock { $0.last }) }
+    public var lastSaveID: SaveID { SaveID(rawValue: committed.load(ordering: .acquiring)) }
 
     /// Checkpoints and closes every store file. Later calls on this store throw.
     public func close() throws(KeelError) {
