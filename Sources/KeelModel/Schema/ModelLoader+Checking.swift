@@ -147,10 +147,10 @@ extension ModelLoader {
                     }
                 }
             }
-            for (lists, what) in [(e.uniqueConstraints, "unique constraint"), (e.indexes, "index")] {
+            for (lists, what) in [(e.uniqueConstraints, "a unique constraint"), (e.indexes, "an index")] {
                 for (k, list) in lists.enumerated() {
                     if let same = lists[..<k].first(where: { $0.names == list.names }) {
-                        problems.add(list.path, "the same \(what) as \(same.path)")
+                        problems.add(list.path, "the same as \(same.path)")
                     }
                     for (j, name) in list.names.enumerated() {
                         checkColumn(name, path: "\(list.path)[\(j)]", entity: e.name, seen[i][name], what: what, &problems)
@@ -182,11 +182,11 @@ extension ModelLoader {
         case nil:
             problems.add(path, "\(quoted(name)) is not a property of \(entity)")
         case .attribute(let a) where a.isTransient:
-            problems.add(path, "\(entity).\(name) is transient (never stored), so it cannot be in a \(what)")
+            problems.add(path, "\(entity).\(name) is transient (never stored), so it cannot be in \(what)")
         case .relationship(let r, _) where r.isToMany:
-            problems.add(path, "\(entity).\(name) is a to-many relationship; a \(what) takes attributes and to-one relationships")
+            problems.add(path, "\(entity).\(name) is a to-many relationship; \(what) takes attributes and to-one relationships")
         case .fetched:
-            problems.add(path, "\(entity).\(name) is a fetched property; a \(what) takes attributes and to-one relationships")
+            problems.add(path, "\(entity).\(name) is a fetched property; \(what) takes attributes and to-one relationships")
         default:
             break
         }
