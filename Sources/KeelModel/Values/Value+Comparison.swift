@@ -1,7 +1,8 @@
 // Comparing values by meaning, for validation bounds (minValue/maxValue) now and predicates and
 // sorts later:
 // - numbers compare by value across `.int`, `.double` and `.decimal` (an Int64 against a Double
-//   exactly, without rounding the integer to a Double); NaN is unordered (`compare` gives nil);
+//   exactly, without rounding the integer to a Double; a Decimal against a Double by the Double's
+//   shortest decimal digits, so "0.1" == 0.1); NaN is unordered (`compare` gives nil);
 // - dates by instant; strings and URIs by their UTF-8 bytes (the same as Unicode scalar order,
 //   and what index keys store — not Swift's canonical-equivalence order); binary, UUIDs by bytes;
 //   booleans false < true; object IDs by (entity, number);
@@ -105,8 +106,9 @@ extension Value {
         return fraction > 0 ? .orderedAscending : fraction < 0 ? .orderedDescending : .orderedSame
     }
 
-    /// A Decimal against a Double (through Decimal, which holds any Double's 17 digits; Doubles
-    /// beyond Decimal's range compare by sign).
+    /// A Decimal against a Double: the Double is read as its shortest round-tripping decimal
+    /// digits (Foundation's `Decimal(Double)`), so `"0.1"` equals `0.1` as a user expects;
+    /// Doubles beyond Decimal's range compare by sign.
     private static func compare(_ x: Decimal, _ y: Double) -> ComparisonResult? {
         if y.isNaN { return nil }
         if y.isInfinite || abs(y) > 1e120 { return y > 0 ? .orderedAscending : .orderedDescending }

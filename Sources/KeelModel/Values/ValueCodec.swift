@@ -7,7 +7,7 @@
 // | --- | --- | --- | --- |
 // | int16/int32/int64 | integer in the type's range (an integral number like `3.0` or `1e3` is read as that integer) | `.int` | integer |
 // | double | number, or `"NaN"`/`"Infinity"`/`"-Infinity"` | `.double` | number or those strings |
-// | float | as double, finite values within ±3.4028235e38 | `.double` holding the Float value | shortest Float digits |
+// | float | as double, finite values that round to a finite Float (±3.4028235e38) | `.double` holding the Float value | shortest Float digits |
 // | decimal | string (WireText) or an integer | `.decimal` | string |
 // | string | string | `.string` | string |
 // | bool | `true`/`false` | `.bool` | boolean |
@@ -53,7 +53,7 @@ public enum ValueCodec {
             default: throw refuse("expected a number or \"NaN\", \"Infinity\", \"-Infinity\", \(found())")
             }
             guard type == .float else { return .double(d) }
-            if d.isFinite && abs(d) > Double(Float.greatestFiniteMagnitude) {
+            if d.isFinite && !Float(d).isFinite {
                 throw refuse("\(describe(json)) is out of range for a float (±3.4028235e+38)")
             }
             return .double(Double(Float(d)))
