@@ -6,24 +6,19 @@ extension BTreeCursor {
     mutating func descend(to key: UnsafeRawBufferPointer) throws(StorageError) {
         invalidate()
         seenChangeCount = source.changeCount
-        var number = tree.root
-        while true {
-            let node = try Node(source.page(number), number)
-            if node.isLeaf {
-                leaf = node
-                return
-            }
-            guard frames.count < BTreeLimits.maxDepth else {
-                throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: number)
-            }
-            let position = try node.childPosition(for: key)
-            frames.append(Frame(node: node, position: position))
-            number = try node.child(at: position)
-        }
+        try descend(from: tree.root) { (node) throws(StorageError) in try node.childPosition(for: key) }
     }
 
     /// Descends from `number` along first (or last) children, pushing frames, to a leaf.
     private mutating func descendEdge(from number: PageNumber, first: Bool) throws(StorageError) {
+        try descend(from: number) { node in first ? 0 : node.count }
+    }
+
+    /// Descends from `number` to a leaf, pushing a frame per branch, taking in each branch the
+    /// child `position(branch)` names.
+    private mutating func descend(
+        from number: PageNumber, _ position: (Node) throws(StorageError) -> Int
+    ) throws(StorageError) {
         var number = number
         while true {
             let node = try Node(source.page(number), number)
@@ -34,9 +29,9 @@ extension BTreeCursor {
             guard frames.count < BTreeLimits.maxDepth else {
                 throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: number)
             }
-            let position = first ? 0 : node.count
-            frames.append(Frame(node: node, position: position))
-            number = try node.child(at: position)
+            let chosen = try position(node)
+            frames.append(Frame(node: node, position: chosen))
+            number = try node.child(at: chosen)
         }
     }
 
