@@ -74,7 +74,6 @@ extension ObjectStore {
                     let meta = try txn.openTree(TreeLayout.meta)
                     try meta.put(key: Array(MetaKey.modelHash.utf8), value: Array(model.hash.utf8))
                     try meta.put(key: Array(MetaKey.modelJSON.utf8), value: Array(model.canonical.serialized().utf8))
-                    try meta.put(key: Array(MetaKey.modelSummary.utf8), value: Array(ModelSummary.text(model).utf8))
                     try meta.put(key: Array(MetaKey.format.utf8), value: KeyEncoding.u64(formatVersion))
                 }
             }
@@ -82,8 +81,13 @@ extension ObjectStore {
         }
         let storedHash = String(decoding: stored, as: UTF8.self)
         if storedHash == model.hash { return }
-        let summary = try readMeta(primary, MetaKey.modelSummary).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        var differences = ModelSummary.differences(stored: summary, current: model)
+        var differences: [String]
+        do throws(KeelError) {
+            let text = try readMeta(primary, MetaKey.modelJSON).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            differences = model.differences(from: try ModelLoader.load(text: text))
+        } catch {
+            differences = ["the stored model cannot be read back (\(error.message))"]
+        }
         if differences.isEmpty { differences = ["the model's hash differs (\(storedHash) → \(model.hash))"] }
         let shown = differences.prefix(5).joined(separator: "; ")
         throw KeelError(

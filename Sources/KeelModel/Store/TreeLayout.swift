@@ -51,8 +51,6 @@ enum MetaKey {
     static let modelHash = "model.hash"
     /// Primary only: the model's canonical JSON (UTF-8).
     static let modelJSON = "model.json"
-    /// Primary only: the ModelSummary outline (UTF-8), to name differences at open.
-    static let modelSummary = "model.summary"
     /// Every store: the object layer's format, u64 BE (1).
     static let format = "format"
     /// Every store: the highest save id applied to this store, u64 BE.

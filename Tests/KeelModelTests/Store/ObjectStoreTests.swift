@@ -116,7 +116,7 @@ struct ObjectStoreTests {
         let other = TestModels.company(extraEmployeeAttribute: true)
         let error = keelError { _ = try ObjectStore.open(directory: f.directory, model: other, options: options) }
         #expect(error?.code == .modelMismatch)
-        #expect(error?.message.contains("Employee.nickname added") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("Employee.nickname is") == true && error?.message.contains("here, not there") == true, "\(String(describing: error))")
         // The same model opens.
         let again = try ObjectStore.open(directory: f.directory, model: f.model, options: options)
         try again.close()
@@ -187,6 +187,40 @@ struct ObjectStoreTests {
         defer { s.close() }
         #expect(try s.count(employee, includeSubentities: true) == 0)
         #expect(insertTime < .seconds(30) && deleteTime < .seconds(30), "insert \(insertTime), delete \(deleteTime)")
+        try f.expectConsistent()
+    }
+}
+
+@Suite("Object store on the project model")
+struct ProjectModelStoreTests {
+    @Test("config/model.json: a save across both configurations (Default and Feedback), reopen, verify")
+    func projectModel() throws {
+        let model = try TestModels.projectModel()
+        var f = try StoreFixture(model: model)
+        let company = try f.new("Company"), department = try f.new("Department"), employee = try f.new("Employee")
+        let computer = try f.new("Computer"), feedback = try f.new("Feedback")
+        let result = try f.store.save(ChangeSet(changes: [
+            .insert(company, values: f.values("Company", ["name": .string("Acme")])),
+            .insert(department, values: f.values("Department", ["name": .string("R&D"), "code": .int(7)])),
+            .add(company, field: model.field("Company", "departments"), members: [department], at: nil),
+            .insert(employee, values: f.values("Employee", [
+                "name": .string("Kim"), "salary": .decimal(Decimal(string: "5200.00")!), "department": .object(department),
+                "company": .object(company),
+            ])),
+            .insert(computer, values: f.values("Computer", ["id": .uuid(UUID()), "specs": .json(["ram": 16]), "owner": .object(employee)])),
+            .insert(feedback, values: f.values("Feedback", ["bookUUID": .uuid(UUID()), "rating": .double(4.5)])),
+        ]))
+        #expect(result.inserted.count == 5)
+        try f.reopen()
+        #expect(try f.members(department, "companies") == [company])
+        #expect(try f.members(company, "employees") == [employee])
+        #expect(try f.members(employee, "computers") == [computer])
+        #expect(try f.value(feedback, "rating") == .double(4.5))
+        try f.expectConsistent()
+        // Cascade from Person.computers.
+        _ = try f.store.save(ChangeSet(changes: [.delete(employee)], originals: try f.original(employee)))
+        #expect(try f.object(computer) == nil)
+        #expect(try f.members(company, "employees") == [])
         try f.expectConsistent()
     }
 }
