@@ -69,10 +69,15 @@ public enum RowCodec {
     /// Encodes `object` into `out` (cleared first; pass the same buffer again to reuse its storage).
     /// Null and to-many slots are left out.
     public static func encode(_ object: StoredObject, into out: inout [UInt8]) {
+        encode(version: object.version, values: object.values, into: &out)
+    }
+
+    /// Encodes a row from its parts (`values` one per field).
+    static func encode(version: UInt64, values: [Value], into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         out.append(format)
-        appendVarint(object.version, to: &out)
-        for (field, value) in object.values.enumerated() {
+        appendVarint(version, to: &out)
+        for (field, value) in values.enumerated() {
             switch value {
             case .null, .objects: continue
             default: break
