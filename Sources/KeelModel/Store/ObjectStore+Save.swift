@@ -60,6 +60,8 @@ struct SaveReplay {
     }
 
     mutating func run(_ changes: ChangeSet) throws(KeelError) {
+        insertedHere.reserveCapacity(changes.changes.count)
+        session.rows.reserveCapacity(changes.changes.count + changes.originals.count)
         for c in changes.changes { if case .insert(let id, _) = c { insertedHere.insert(id) } }
         try detectConflicts(changes)
         if policy == .error, !conflicts.isEmpty { throw conflictError() }
@@ -87,12 +89,27 @@ struct SaveReplay {
             conflicts[id] = SaveConflict(id: id, snapshotVersion: original.version, storeVersion: current.version, storeChanged: changed)
         }
         // Targets of relationship operations that are gone from the store.
+        var checked: Set<ObjectID> = []
+        func check(_ t: ObjectID) throws(KeelError) {
+            guard !insertedHere.contains(t), checked.insert(t).inserted, conflicts[t] == nil else { return }
+            try checkID(t)
+            if try session.entry(t).original == nil {
+                conflicts[t] = SaveConflict(id: t, snapshotVersion: nil, storeVersion: nil, storeChanged: [])
+            }
+        }
+        func check(_ v: Value) throws(KeelError) {
+            switch v {
+            case .object(let t): try check(t)
+            case .objects(let ts): for t in ts { try check(t) }
+            default: break
+            }
+        }
         for c in changes.changes {
-            for t in targets(of: c) where !insertedHere.contains(t) && conflicts[t] == nil {
-                try checkID(t)
-                if try session.entry(t).original == nil {
-                    conflicts[t] = SaveConflict(id: t, snapshotVersion: nil, storeVersion: nil, storeChanged: [])
-                }
+            switch c {
+            case .insert(_, let values): for v in values.values { try check(v) }
+            case .set(_, _, let v): try check(v)
+            case .add(_, _, let members, _): for t in members { try check(t) }
+            case .remove, .delete: break
             }
         }
     }

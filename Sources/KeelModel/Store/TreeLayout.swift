@@ -25,6 +25,10 @@ struct TreeLayout: Sendable {
     let insertKinds: [[InsertKind]]
     /// `kindOf[e][d]`: entity e is d or one of d's sub-entities (a valid destination of d).
     let kindOf: [[Bool]]
+    /// Per entity: the fields validation looks at, with what it needs to know (SaveValidator).
+    let rules: [[FieldRule]]
+    /// Per entity: whether it has a unique constraint (declared or inherited).
+    let hasUnique: [Bool]
 
     init(model: Model) {
         let configs = Array(model.configurations.keys)
@@ -46,6 +50,22 @@ struct TreeLayout: Sendable {
         keyed = model.entities.map { $0.indexes + $0.uniqueConstraints }
         keyedTrees = keyed.map { $0.map(TreeLayout.index) }
         kindOf = model.entities.map { e in model.entities.map { d in d.includes(e.id) } }
+        hasUnique = model.entities.map { !$0.uniqueConstraints.isEmpty }
+        rules = model.entities.map { entity in
+            entity.properties.enumerated().compactMap { field, p -> FieldRule? in
+                switch p {
+                case .attribute(let a):
+                    if a.isTransient { return nil }
+                    return FieldRule(field: field, kind: .attribute, type: a.type, isOptional: a.isOptional,
+                                     hasMore: a.minValue != nil || a.maxValue != nil || a.regex != nil)
+                case .relationship(let r) where !r.isToMany:
+                    return r.isOptional ? nil : FieldRule(field: field, kind: .toOne, type: .int64, isOptional: false, hasMore: false)
+                case .relationship(let r):
+                    return r.minCount > 0 || r.maxCount > 0
+                        ? FieldRule(field: field, kind: .toMany, type: .int64, isOptional: true, hasMore: true) : nil
+                }
+            }
+        }
         insertKinds = model.entities.map { entity in
             entity.properties.map { p -> InsertKind in
                 switch p {
@@ -65,6 +85,18 @@ struct TreeLayout: Sendable {
     static func index(_ index: Index) -> String { (index.isUnique ? "uniq/" : "idx/") + index.name }
 
     static func ids(_ entity: Entity) -> String { "ids/" + entity.name }
+}
+
+/// One field that validation checks, without copying its Property (SaveValidator.validate).
+struct FieldRule: Sendable {
+    enum Kind: Sendable { case attribute, toOne, toMany }
+    var field: Int
+    var kind: Kind
+    /// An attribute's type (meaningless for relationships).
+    var type: AttributeType
+    var isOptional: Bool
+    /// Bounds or a regex (attributes), counts (to-many): the Property has more to check.
+    var hasMore: Bool
 }
 
 /// How the save's insert fast path sets a field of a new object (SaveReplay.insert).
