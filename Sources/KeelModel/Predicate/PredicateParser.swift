@@ -53,6 +53,14 @@ struct PredicateParser {
         return predicate
     }
 
+    /// One expression and nothing after it (a sort key).
+    mutating func parseWholeExpression() throws(KeelError) -> Expression {
+        try advance()
+        let expression = try parseExpression()
+        guard token == .end else { throw unexpected("the end of the key path") }
+        return expression
+    }
+
     // MARK: - Predicates
 
     private mutating func parseOr() throws(KeelError) -> Predicate {
