@@ -165,7 +165,7 @@ public struct PredicateBinder {
             isCollection = true
         }
         var steps: [BoundKeyPath.Step] = []
-        var aggregate: (function: AggregateFunction, split: Int)? = nil
+        var aggregate: (function: AggregateFunction, split: Int, component: Int)? = nil
         for (i, component) in path.components.enumerated() {
             let position = path.componentPositions.indices.contains(i) ? path.componentPositions[i] : path.position
             switch component {
@@ -203,7 +203,7 @@ public struct PredicateBinder {
                 guard isCollection else {
                     throw PredicateError.at(position, expected: "a to-many key path before \(function.rawValue)", found: function.rawValue)
                 }
-                aggregate = (function, steps.count)
+                aggregate = (function, steps.count, i)
             }
         }
         let text = path.description
@@ -220,21 +220,25 @@ public struct PredicateBinder {
             return .typed(.path(bound), type, isCollection: isCollection, text: text)
         }
         let tail = Array(steps[aggregate.split...])
-        let type = try aggregateType(aggregate.function, focus: focus, hasTail: !tail.isEmpty, path: path)
+        let type = try aggregateType(aggregate.function, focus: focus, at: aggregate.component, path: path)
         let bound = BoundKeyPath(
             base: base, steps: Array(steps[..<aggregate.split]), aggregate: (aggregate.function, tail), isCollection: true, text: text)
         return .typed(.path(bound), type, isCollection: false, text: text)
     }
 
     /// The type an aggregate yields, or why it cannot apply.
-    private func aggregateType(_ function: AggregateFunction, focus: Focus, hasTail: Bool, path: KeyPath) throws(KeelError) -> OperandType {
-        let position = path.componentPositions.last ?? path.position
+    private func aggregateType(_ function: AggregateFunction, focus: Focus, at component: Int, path: KeyPath) throws(KeelError) -> OperandType {
+        func position(_ i: Int) -> SourcePosition {
+            path.componentPositions.indices.contains(i) ? path.componentPositions[i] : path.position
+        }
         if function == .count {
-            guard !hasTail else { throw PredicateError.at(position, expected: "nothing after @count", found: "a key") }
+            guard component == path.components.count - 1 else {
+                throw PredicateError.at(position(component + 1), expected: "nothing after @count", found: "a key")
+            }
             return .attribute(.int64)
         }
         guard case .value(let type) = focus else {
-            throw PredicateError.at(position, expected: "an attribute to aggregate (like employees.\(function.rawValue).salary)", found: "objects")
+            throw PredicateError.at(position(component), expected: "an attribute to aggregate (like employees.\(function.rawValue).salary)", found: "objects")
         }
         switch (function, type) {
         case (.sum, .int16), (.sum, .int32), (.sum, .int64): return .attribute(.int64)
@@ -248,7 +252,7 @@ public struct PredicateBinder {
             }
         default: break
         }
-        throw PredicateError.at(position, expected: "a numeric attribute for \(function.rawValue)", found: "a \(type.rawValue) attribute")
+        throw PredicateError.at(position(component), expected: "a numeric attribute for \(function.rawValue)", found: "a \(type.rawValue) attribute")
     }
 
     /// `$FETCH_SOURCE` and `$FETCH_SOURCE.key.key`: read now from the source object.
