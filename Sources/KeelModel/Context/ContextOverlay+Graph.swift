@@ -86,10 +86,14 @@ extension ContextOverlay: ObjectReader, GraphEditor {
                 return false
             }
             if deleted.contains(stored.id) { return true }
-            if let row = rows[stored.id] {
-                return try body(StoredObject(id: stored.id, version: row.version, values: row.values))
-            }
-            return try body(stored)
+            let more =
+                if let row = rows[stored.id] {
+                    try body(StoredObject(id: stored.id, version: row.version, values: row.values))
+                } else {
+                    try body(stored)
+                }
+            if !more { stopped = true }
+            return more
         }
         if !stopped { _ = try emitInserted(before: nil) }
     }

@@ -15,7 +15,7 @@ extension ObjectContext {
 
     /// `INSERT` with typed values: relationships as `.object(id)`/`.null` or `.objects([ids])`.
     @discardableResult
-    public func insert(entity name: String, values: [String: Value]) throws(KeelError) -> ObjectID {
+    public func insert(entity name: String, typedValues values: [String: Value]) throws(KeelError) -> ObjectID {
         let entity = try insertable(name)
         try prepare()
         let inputs = try inputs(values, for: entity, state: overlay)
@@ -31,7 +31,7 @@ extension ObjectContext {
     }
 
     /// `UPDATE` with typed values.
-    public func update(_ id: ObjectID, values: [String: Value]) throws(KeelError) {
+    public func update(_ id: ObjectID, typedValues values: [String: Value]) throws(KeelError) {
         try prepare()
         try requireExists(id)
         let inputs = try inputs(values, for: model[id.entity], state: overlay)
