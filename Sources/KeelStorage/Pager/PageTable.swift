@@ -48,10 +48,17 @@ struct PageTable {
     let pageSize: Int
     private var ring: [CacheSlot] = []
     private var hand = 0
+    /// The ring size at which the last sweep ended still over budget (every buffer pinned or
+    /// hot). Until the ring grows well past it, adding a buffer does not sweep again: a commit
+    /// of 40,000 pages that its own transaction still holds would otherwise sweep the whole ring
+    /// once per page (quadratic). `trim()` after the commit sweeps for real.
+    private var futileSweepAt: Int?
     // Counters for statistics.
     var hits: UInt64 = 0
     var misses: UInt64 = 0
     var evictions: UInt64 = 0
+    /// Ring slots examined by sweeps (a test checks sweeping stays linear in the pages cached).
+    var sweepSteps: UInt64 = 0
 
     init(budgetBytes: Int, pageSize: Int) {
         self.budgetBytes = budgetBytes
@@ -102,6 +109,14 @@ struct PageTable {
     private mutating func noteCached(_ slot: CacheSlot) {
         ring.append(slot)
         cachedBytes += pageSize
+        guard cachedBytes > budgetBytes else { return }
+        if let futile = futileSweepAt, ring.count < futile + max(64, futile / 8) { return }
+        evict()
+    }
+
+    /// Sweeps now, whatever the last sweep found (called when a commit has released its pages).
+    mutating func trim() {
+        futileSweepAt = nil
         if cachedBytes > budgetBytes { evict() }
     }
 
@@ -111,6 +126,7 @@ struct PageTable {
         let limit = ring.count * 2
         while cachedBytes > budgetBytes, !ring.isEmpty, scanned < limit {
             scanned += 1
+            sweepSteps &+= 1
             if hand >= ring.count { hand = 0 }
             let slot = ring[hand]
             guard let e = entries[slot.page] else {
@@ -129,6 +145,7 @@ struct PageTable {
                 hand += 1
             }
         }
+        futileSweepAt = cachedBytes > budgetBytes ? ring.count : nil
     }
 
     private enum EvictOutcome { case gone, evicted, kept }

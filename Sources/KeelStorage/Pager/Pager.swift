@@ -141,20 +141,23 @@ final class Pager: @unchecked Sendable {
             return buffer
         case .file(let epoch):
             let buffer = try readFromPageFile(number)
-            try checkRevoked(snapshot)
             guard buffer.isValid(as: number) else {
+                try checkRevoked(snapshot)  // a checkpoint may have rewritten the page under a cut-off reader
                 throw StorageError(.corrupt, "page checksum mismatch", page: number, path: path)
             }
-            state.withLock { s in
+            let revoked = state.withLock { s in
+                if snapshot < s.revokedBelow { return true }
                 if s.epoch == epoch { _ = s.table.cache(buffer, page: number, sequence: .pageFile) }
+                return false
             }
+            if revoked { throw snapshotTooOld() }
             return buffer
         }
     }
 
     /// Reads page `number` from the page file (no checksum check).
     func readFromPageFile(_ number: PageNumber) throws(StorageError) -> PageBuffer {
-        let buffer = PageBuffer(size: pageSize)
+        let buffer = PageBuffer(uninitializedSize: pageSize)
         let offset = UInt64(number.rawValue) * UInt64(pageSize)
         let n = try pageFile.read(into: buffer.bytes, at: offset)
         guard n == pageSize else {
@@ -227,6 +230,9 @@ final class Pager: @unchecked Sendable {
         if options.syncMode != .full { groupCommit.markDurableWithoutSync(last) }
         return last
     }
+
+    /// Brings the page cache back within its budget once a commit released its buffers.
+    func trimCache() { state.withLock { $0.table.trim() } }
 
     /// Whether the log has grown past the checkpoint threshold.
     var needsCheckpoint: Bool { logFrameBytes.load(ordering: .relaxed) > options.checkpointThresholdBytes }

@@ -78,6 +78,9 @@ public final class Store: Sendable {
                 return .done(UnsafeTransfer(result), sequence)
             }
             guard case .done(let result, let sequence) = outcome else { continue }
+            // The transaction's pages are released now: let the cache shed what it could not
+            // while the commit still held them.
+            if sequence != nil { pager.trimCache() }
             if let sequence, options.syncMode == .full { try pager.groupCommit.waitDurable(sequence) }
             if pager.needsCheckpoint {
                 do {
