@@ -14,7 +14,8 @@ struct LinkKey: Hashable, Sendable {
 
 struct MemoryState: Sendable {
     var rows: [ObjectID: StoredObject] = [:]
-    var links: [LinkKey: [ObjectID]] = [:]
+    /// To-many members (the test models have no ordered relationships).
+    var links: [LinkKey: Set<ObjectID>] = [:]
     var next: [EntityID: UInt64] = [:]
     var saves: UInt64 = 0
 }
@@ -173,7 +174,7 @@ struct MemoryEditor: GraphEditor {
     }
 
     func members(of id: ObjectID, field: Int) throws(KeelError) -> [ObjectID] {
-        state.links[LinkKey(id: id, field: field)] ?? []
+        (state.links[LinkKey(id: id, field: field)] ?? []).sorted()
     }
 
     mutating func write(_ id: ObjectID, field: Int, value: Value) throws(KeelError) {
@@ -183,18 +184,12 @@ struct MemoryEditor: GraphEditor {
     }
 
     mutating func link(_ id: ObjectID, field: Int, member: ObjectID, at position: Int?) throws(KeelError) {
-        let key = LinkKey(id: id, field: field)
-        var list = state.links[key] ?? []
-        guard !list.contains(member) else { return }
-        list.append(member)
-        list.sort()
-        state.links[key] = list
+        state.links[LinkKey(id: id, field: field), default: []].insert(member)
         touched.insert(id)
     }
 
     mutating func unlink(_ id: ObjectID, field: Int, member: ObjectID) throws(KeelError) {
-        let key = LinkKey(id: id, field: field)
-        state.links[key]?.removeAll { $0 == member }
+        state.links[LinkKey(id: id, field: field)]?.remove(member)
         touched.insert(id)
     }
 
@@ -222,7 +217,7 @@ final class MemorySnapshot: ContextSnapshot {
     func object(_ id: ObjectID) throws(KeelError) -> StoredObject? { state.rows[id] }
 
     func members(of id: ObjectID, field: Int) throws(KeelError) -> [ObjectID] {
-        state.links[LinkKey(id: id, field: field)] ?? []
+        (state.links[LinkKey(id: id, field: field)] ?? []).sorted()
     }
 
     func scan(
