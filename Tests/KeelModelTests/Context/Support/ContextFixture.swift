@@ -55,9 +55,11 @@ struct ContextFixture {
     }
 
     /// Everything a context shows: its changes, pending count, log length and every object.
-    static func fingerprint(_ context: ObjectContext) throws -> String {
+    static func fingerprint(
+        _ context: ObjectContext, entities: [String] = ["Employee", "Student", "Department"]
+    ) throws -> String {
         var text = "\(context.changes()) pending=\(context.pendingObjectCount) log=\(context.overlay.log.count)\n"
-        for entity in ["Employee", "Student", "Department"] {
+        for entity in entities {
             for object in try context.fetch(entity: entity) { text += object.json(in: context.model).serialized() + "\n" }
         }
         return text
