@@ -43,7 +43,7 @@ public struct ManagedObject: Sendable {
             let value = values[field]
             switch property {
             case .attribute(let a):
-                members.append((a.name, ValueCodec.encode(value, for: a)))
+                members.append((a.name, ValueCodec.encode(value, as: a.type)))
             case .relationship(let r):
                 if let embedded = included[r.name] {
                     let objects = embedded.map { $0.json(in: model) }

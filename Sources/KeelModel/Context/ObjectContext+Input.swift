@@ -16,7 +16,7 @@ extension ObjectContext {
             let (field, property) = try property(name, of: entity)
             switch property {
             case .attribute(let a):
-                let value = try ValueCodec.decode(json, for: a, entity: entity)
+                let value = try ValueCodec.decode(json, as: a.type, owner: "\(entity.name).\(a.name)")
                 out.append(a.isTransient ? .transient(field: field, value) : .attribute(field: field, value))
             case .relationship(let r):
                 out.append(try relationshipInput(r, field: field, of: entity, json: json, state: state))

@@ -149,7 +149,7 @@ extension ObjectContext {
         var members: [(String, JSON)] = [("$id", .string(row.id.text(in: model))), ("$version", .int(Int64(row.version)))]
         for (field, property) in entity.properties.enumerated() where row.values.indices.contains(field) {
             switch property {
-            case .attribute(let a) where !a.isTransient: members.append((a.name, ValueCodec.encode(row.values[field], for: a)))
+            case .attribute(let a) where !a.isTransient: members.append((a.name, ValueCodec.encode(row.values[field], as: a.type)))
             case .relationship(let r) where !r.isToMany:
                 members.append((r.name, row.values[field].objectID.map { .string($0.text(in: model)) } ?? .null))
             default: continue

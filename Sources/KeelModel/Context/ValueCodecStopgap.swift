@@ -5,22 +5,22 @@
 import Foundation
 
 enum ValueCodec {
-    /// Decodes a wire value for `attribute` of `entity`, or throws `TYPE` saying what is wrong.
-    static func decode(_ json: JSON, for attribute: Attribute, entity: Entity) throws(KeelError) -> Value {
+    /// Decodes a wire value of `type`; `owner` (`Employee.age`) names it in errors (`TYPE`).
+    static func decode(_ json: JSON, as type: AttributeType, owner: String) throws(KeelError) -> Value {
         func refuse(_ why: String) -> KeelError {
-            KeelError(.type, "\(entity.name).\(attribute.name) (\(attribute.type.rawValue)): \(why)")
+            KeelError(.type, "\(owner) is \(type.rawValue): \(why)", details: ["property": .string(owner)])
         }
         if json.isNull { return .null }
-        switch attribute.type {
+        switch type {
         case .int16, .int32, .int64:
             guard case .int(let i) = json else {
                 if case .double(let d) = json, let i = JSON.double(d).intValue {
-                    return try decode(.int(i), for: attribute, entity: entity)
+                    return try decode(.int(i), as: type, owner: owner)
                 }
                 throw refuse("expected an integer, found \(json.kindName)")
             }
             let range: ClosedRange<Int64> =
-                switch attribute.type {
+                switch type {
                 case .int16: Int64(Int16.min)...Int64(Int16.max)
                 case .int32: Int64(Int32.min)...Int64(Int32.max)
                 default: Int64.min...Int64.max
@@ -39,7 +39,7 @@ enum ValueCodec {
             case .string("-Infinity"): d = -.infinity
             default: throw refuse("expected a number, found \(json.kindName)")
             }
-            if attribute.type == .float, d.isFinite, abs(d) > Double(Float.greatestFiniteMagnitude) {
+            if type == .float, d.isFinite, abs(d) > Double(Float.greatestFiniteMagnitude) {
                 throw refuse("\(d) is out of range for a float")
             }
             return .double(d)
@@ -83,8 +83,8 @@ enum ValueCodec {
         }
     }
 
-    /// The wire form of a value of `attribute`.
-    static func encode(_ value: Value, for attribute: Attribute) -> JSON {
+    /// The wire form of a value of `type`.
+    static func encode(_ value: Value, as type: AttributeType) -> JSON {
         switch value {
         case .null: .null
         case .int(let i): .int(i)
