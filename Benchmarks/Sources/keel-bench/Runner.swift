@@ -54,6 +54,8 @@ final class Runner {
             let (_, commitSeconds) = try step("bulk-insert", name) { try store.bulkInsert(data, count: data.count) }
             let (_, checkpointSeconds) = try timed { try store.checkpoint() }
             loadedBytes[name] = storeBytes(in: store.directory)
+            let files = storeFiles(in: store.directory).sorted { $0.key < $1.key }
+            progress("bulk-insert: \(name) files: " + files.map { "\($0.key) \($0.value) B" }.joined(separator: " + "))
             results[name] = Measurement(
                 ops: data.count, seconds: commitSeconds + checkpointSeconds,
                 details: [

@@ -69,6 +69,9 @@ extension BTree {
         let bias: CellRun.Bias =
             level <= path.rightEdge && index == node.count ? .right
             : level <= path.leftEdge && index == 0 ? .left : .balanced
+        if bias == .balanced, try shareOnInsert(cell, at: index, into: node, level: level, path: path, sink: sink) {
+            return
+        }
         guard var (separator, right) = try split(node, inserting: cell, at: index, bias: bias, in: sink) else {
             return
         }

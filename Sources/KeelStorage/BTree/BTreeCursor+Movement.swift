@@ -6,24 +6,19 @@ extension BTreeCursor {
     mutating func descend(to key: UnsafeRawBufferPointer) throws(StorageError) {
         invalidate()
         seenChangeCount = source.changeCount
-        var number = tree.root
-        while true {
-            let node = try Node(source.page(number), number)
-            if node.isLeaf {
-                leaf = node
-                return
-            }
-            guard frames.count < BTreeLimits.maxDepth else {
-                throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: number)
-            }
-            let position = try node.childPosition(for: key)
-            frames.append(Frame(node: node, position: position))
-            number = try node.child(at: position)
-        }
+        try descend(from: tree.root) { (node) throws(StorageError) in try node.childPosition(for: key) }
     }
 
     /// Descends from `number` along first (or last) children, pushing frames, to a leaf.
     private mutating func descendEdge(from number: PageNumber, first: Bool) throws(StorageError) {
+        try descend(from: number) { node in first ? 0 : node.count }
+    }
+
+    /// Descends from `number` to a leaf, pushing a frame per branch, taking in each branch the
+    /// child `position(branch)` names.
+    private mutating func descend(
+        from number: PageNumber, _ position: (Node) throws(StorageError) -> Int
+    ) throws(StorageError) {
         var number = number
         while true {
             let node = try Node(source.page(number), number)
@@ -34,9 +29,9 @@ extension BTreeCursor {
             guard frames.count < BTreeLimits.maxDepth else {
                 throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: number)
             }
-            let position = first ? 0 : node.count
-            frames.append(Frame(node: node, position: position))
-            number = try node.child(at: position)
+            let chosen = try position(node)
+            frames.append(Frame(node: node, position: chosen))
+            number = try node.child(at: chosen)
         }
     }
 
@@ -85,14 +80,16 @@ extension BTreeCursor {
         }
     }
 
-    /// Moves to the first entry of the next non-empty leaf; invalid when there is none.
+    /// Moves to the first entry of the next leaf; invalid when there is none.
     mutating func nextLeaf() throws(StorageError) {
         isValid = false
         while let top = frames.last {
             if top.position < top.node.count {
                 frames[frames.count - 1].position = top.position + 1
                 try descendEdge(from: top.node.child(at: top.position + 1), first: true)
-                if let leaf, leaf.count > 0 {
+                if let leaf {
+                    // N4: only the root may be an empty leaf; the tree merges every other away.
+                    guard leaf.count > 0 else { throw .corrupt("empty non-root leaf (N4)", page: leaf.number) }
                     try land(at: 0)
                     return
                 }
@@ -103,14 +100,16 @@ extension BTreeCursor {
         leaf = nil
     }
 
-    /// Moves to the last entry of the previous non-empty leaf; invalid when there is none.
+    /// Moves to the last entry of the previous leaf; invalid when there is none.
     mutating func previousLeaf() throws(StorageError) {
         isValid = false
         while let top = frames.last {
             if top.position > 0 {
                 frames[frames.count - 1].position = top.position - 1
                 try descendEdge(from: top.node.child(at: top.position - 1), first: false)
-                if let leaf, leaf.count > 0 {
+                if let leaf {
+                    // N4: only the root may be an empty leaf; the tree merges every other away.
+                    guard leaf.count > 0 else { throw .corrupt("empty non-root leaf (N4)", page: leaf.number) }
                     try land(at: leaf.count - 1)
                     return
                 }
