@@ -49,7 +49,7 @@ extension ObjectContext {
                 gone.insert(id)
             }
             conflicts.append([
-                "$id": .string(id.text(in: model)), "original": rowJSON(original),
+                "object": .string(id.text(in: model)), "original": rowJSON(original),
                 "parent": current.map(rowJSON) ?? .null, "context": try overlay.object(id).map(rowJSON) ?? .null,
             ])
         }

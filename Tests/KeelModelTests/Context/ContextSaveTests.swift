@@ -17,7 +17,7 @@ struct ContextSaveTests {
         try first.save()
         let error = expectKeelError(.conflict) { try second.save() }
         let conflict = error?.details?["conflicts"]?.arrayValue?.first
-        #expect(conflict?["$id"] == "Employee/1")
+        #expect(conflict?["object"] == "Employee/1")
         #expect(conflict?["snapshotVersion"] == 1)
         #expect(conflict?["storeVersion"] == 2)
         #expect(fixture.store.state.rows[employees[0]]?.values[CompanyModel.age] == .int(30))

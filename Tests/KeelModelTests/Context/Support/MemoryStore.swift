@@ -74,7 +74,7 @@ final class MemoryStore: ContextStore {
             let current = state.rows[id]
             guard current?.version != original.version else { continue }
             conflicts.append([
-                "$id": .string(id.text(in: model)), "snapshotVersion": .int(Int64(original.version)),
+                "object": .string(id.text(in: model)), "snapshotVersion": .int(Int64(original.version)),
                 "storeVersion": current.map { .int(Int64($0.version)) } ?? .null,
             ])
         }
