@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "KeelStorage", targets: ["KeelStorage"]),
         .library(name: "KeelModel", targets: ["KeelModel"]),
+        .library(name: "KeelProtocol", targets: ["KeelProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -47,6 +48,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
             ],
+            swiftSettings: strict
+        ),
+        // The line protocol without sockets: request and reply lines, framing, the command table.
+        .target(
+            name: "KeelProtocol",
+            dependencies: ["KeelModel", .product(name: "Collections", package: "swift-collections")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "KeelProtocolTests",
+            dependencies: ["KeelProtocol"],
             swiftSettings: strict
         ),
         .testTarget(

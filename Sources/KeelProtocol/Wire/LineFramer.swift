@@ -1,0 +1,75 @@
+// Cutting a byte stream into request lines (spec/protocol.md, "Framing"), with no sockets: the
+// daemon feeds it what each read brings, the client what the daemon sends, the tests anything.
+//
+// A line ends at LF; a CR before the LF is dropped. A line longer than `maximumLength` bytes
+// (without its LF) is not buffered: the framer reports `.tooLong` once, with whatever of the
+// line's start it kept (enough to read a tag), and discards bytes up to the next LF, so the
+// stream stays usable and memory stays bounded whatever a peer sends.
+
+public struct LineFramer: Sendable {
+    public enum Frame: Equatable, Sendable {
+        /// One complete line, without its LF (and without a CR before it).
+        case line([UInt8])
+        /// A line over the limit was skipped; `prefix` is its first bytes (up to 64), for the tag.
+        case tooLong(prefix: [UInt8])
+    }
+
+    public let maximumLength: Int
+    private var buffer: [UInt8] = []
+    /// Inside a line that went over the limit: dropping bytes until its LF.
+    private var skipping = false
+    private var skippedPrefix: [UInt8] = []
+
+    public init(maximumLength: Int) {
+        precondition(maximumLength > 0, "the maximum line length must be positive")
+        self.maximumLength = maximumLength
+    }
+
+    /// Bytes buffered for an incomplete line (never more than `maximumLength` + 1).
+    public var bufferedByteCount: Int { buffer.count }
+
+    /// Feeds bytes; calls `emit` for every frame they complete, in order.
+    public mutating func feed(_ bytes: some Collection<UInt8>, _ emit: (Frame) throws -> Void) rethrows {
+        var start = bytes.startIndex
+        while start != bytes.endIndex {
+            let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))
+            let end = newline ?? bytes.endIndex
+            let piece = bytes[start..<end]
+            if skipping {
+                if newline != nil {
+                    skipping = false
+                    let prefix = skippedPrefix
+                    skippedPrefix = []
+                    try emit(.tooLong(prefix: prefix))
+                }
+            } else if buffer.count + piece.count > maximumLength + 1 {
+                // Over the limit (one byte of slack for a CR that the LF will strip).
+                skippedPrefix = Array((buffer + Array(piece.prefix(64))).prefix(64))
+                buffer.removeAll(keepingCapacity: false)
+                if newline != nil {
+                    let prefix = skippedPrefix
+                    skippedPrefix = []
+                    try emit(.tooLong(prefix: prefix))
+                } else {
+                    skipping = true
+                }
+            } else {
+                buffer.append(contentsOf: piece)
+                if newline != nil {
+                    if buffer.last == UInt8(ascii: "\r") { buffer.removeLast() }
+                    if buffer.count > maximumLength {
+                        let prefix = Array(buffer.prefix(64))
+                        buffer.removeAll(keepingCapacity: true)
+                        try emit(.tooLong(prefix: prefix))
+                    } else {
+                        let line = buffer
+                        buffer.removeAll(keepingCapacity: true)
+                        try emit(.line(line))
+                    }
+                }
+            }
+            guard let newline else { break }
+            start = bytes.index(after: newline)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import KeelModel
+import Testing
+
+@testable import KeelProtocol
+
+@Suite("Request and reply lines")
+struct RequestReplyTests {
+    static func parse(_ text: String) -> Result<Request, ParseFailure> {
+        Result { () throws(ParseFailure) -> Request in try Request.parse(Array(text.utf8)) }
+    }
+
+    @Test("a request is TAG COMMAND [JSON-object]; the command is case-insensitive")
+    func wellFormed() throws {
+        let r = try Self.parse(#"q1 batch.insert {"entity":"Employee","objects":[]}"#).get()
+        #expect(r.tag == "q1" && r.command == "BATCH.INSERT")
+        #expect(r.arguments["entity"] == "Employee")
+        #expect(try Self.parse("a.b:c-d_9 PING").get() == Request(tag: "a.b:c-d_9", command: "ping"))
+    }
+
+    @Test(
+        "malformed lines are PARSE, with the tag when one could be read",
+        arguments: [
+            ("", nil), (" PING", nil), ("bad!tag PING", nil), (String(repeating: "t", count: 33) + " PING", nil),
+            ("t1", "t1"), ("t1 ", "t1"), ("t1 FE7CH", "t1"), ("t1 PING {", "t1"), ("t1 PING [1]", "t1"),
+            ("t1 PING {\"a\":1} x", "t1"), ("t1 INSÉRT", "t1"),
+        ] as [(String, String?)])
+    func malformed(line: String, tag: String?) {
+        switch Self.parse(line) {
+        case .success(let r): Issue.record("\(line.debugDescription) parsed as \(r)")
+        case .failure(let failure):
+            #expect(failure.tag == tag, "\(line.debugDescription)")
+            let reply = failure.reply.line()
+            #expect(reply.hasPrefix("\(tag ?? "*") ERR PARSE {\"message\":"), "\(reply)")
+        }
+    }
+
+    @Test("replies are written as the spec shows and read back the same")
+    func replies() throws {
+        let cases: [(Reply, String)] = [
+            (.ok(tag: "t", nil), "t OK\n"),
+            (.ok(tag: "t", ["$id": "Employee/18"]), "t OK {\"$id\":\"Employee/18\"}\n"),
+            (.row(tag: "t", ["a": 1]), "t ROW {\"a\":1}\n"),
+            (.event(["txn": 3]), "* EVENT {\"txn\":3}\n"),
+            (.error(tag: "t", KeelError(.notFound, "no object Employee/9")), "t ERR NOT_FOUND {\"message\":\"no object Employee/9\"}\n"),
+            (.error(tag: "t", code: .validation, message: "2 problems", details: ["n": 2]),
+             "t ERR VALIDATION {\"message\":\"2 problems\",\"details\":{\"n\":2}}\n"),
+        ]
+        for (reply, text) in cases {
+            #expect(reply.line() == text)
+            #expect(try Reply.parse(Array(text.utf8.dropLast())) == reply, "\(text)")
+        }
+    }
+
+    @Test("the command table checks keys, kinds and required keys, naming every problem")
+    func validation() throws {
+        #expect(throws: Never.self) { try CommandTable.resolve(Request(tag: "t", command: "FETCH", arguments: ["entity": "E", "limit": 10, "context": "bg"])) }
+        do {
+            _ = try CommandTable.resolve(Request(tag: "t", command: "FETCH", arguments: ["limit": "ten", "bogus": 1]))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .badRequest)
+            let problems = error.details?["problems"]?.arrayValue ?? []
+            #expect(problems.count == 3, "\(error)")
+        }
+        do {
+            _ = try CommandTable.resolve(Request(tag: "t", command: "FLY"))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .unknownCommand)
+        }
+        // PING takes nothing; SAVE takes only the context.
+        #expect(throws: KeelError.self) { try CommandTable.resolve(Request(tag: "t", command: "PING", arguments: ["x": 1])) }
+        #expect(throws: Never.self) { try CommandTable.resolve(Request(tag: "t", command: "SAVE", arguments: ["context": "main"])) }
+        #expect(throws: KeelError.self) { try CommandTable.resolve(Request(tag: "t", command: "SAVE", arguments: ["context": 3])) }
+    }
+
+    @Test("the table has every command of the spec exactly once, admin ones marked")
+    func table() {
+        let spec = [
+            "HELLO", "PING", "QUIT", "MODEL", "CONTEXT.OPEN", "CONTEXT.CLOSE", "INSERT", "UPDATE", "DELETE", "RELATE", "GET",
+            "FETCH", "COUNT", "CHANGES", "SAVE", "ROLLBACK", "REFRESH", "BATCH.INSERT", "BATCH.UPDATE", "BATCH.DELETE",
+            "SUBSCRIBE", "UNSUBSCRIBE", "HISTORY", "EXPLAIN", "STATS", "CHECKPOINT", "COMPACT", "VERIFY", "BACKUP",
+        ]
+        #expect(Set(CommandTable.all.map(\.name)) == Set(spec))
+        #expect(CommandTable.all.count == spec.count)
+        #expect(Set(CommandTable.all.filter(\.isAdmin).map(\.name)) == ["CHECKPOINT", "COMPACT", "VERIFY", "BACKUP"])
+    }
+}
