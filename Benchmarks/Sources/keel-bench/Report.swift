@@ -32,7 +32,9 @@ extension RunReport {
             out.append("          SQLite: tables department/employee, FOREIGN KEY ON DELETE CASCADE (foreign_keys=ON), indexes on name and department_id")
             out.append("          \(grouped(plan.objectEmployees)) employees in \(grouped(plan.objectDepartments)) departments of \(grouped(plan.employeesPerDepartment)); \(grouped(plan.objectChunk)) per batch / save")
         }
-        out.append("data      \(grouped(plan.keys)) keys of \(data.keyBytes) random bytes; values of \(data.valueBytes) bytes = \(KeyValueSet.randomValuePrefix) random + \(data.valueBytes - KeyValueSet.randomValuePrefix) repeated (~50% compressible); seed \(data.seed)")
+        if plan.workloads.contains(where: { !$0.isObjectWorkload }) {
+            out.append("data      \(grouped(plan.keys)) keys of \(data.keyBytes) random bytes; values of \(data.valueBytes) bytes = \(KeyValueSet.randomValuePrefix) random + \(data.valueBytes - KeyValueSet.randomValuePrefix) repeated (~50% compressible); seed \(data.seed)")
+        }
         out.append("")
 
         // The main table.
@@ -96,11 +98,13 @@ extension RunReport {
 
         out.append("")
         out.append("Keel/SQLite is Keel's throughput over SQLite's: above 1 Keel is faster. Latencies are per commit (nearest rank).")
-        out.append("bulk-insert: all keys in one transaction, commit, checkpoint (timed to the end of the checkpoint).")
-        out.append("point-read: \(grouped(plan.pointReads)) random existing keys in one read transaction, after \(grouped(plan.warmupReads)) untimed warm-up reads; median of \(plan.readRounds) rounds.")
-        out.append("range-scan: first \(plan.rangeLength) keys >= a random existing key, in key order, all scans in one read transaction; median of \(plan.readRounds) rounds.")
-        out.append("commit-N: single-put transactions of new keys into a fresh store from N threads, each durable per its sync mode when it returns.")
-        out.append("Every read workload touches every byte returned; both engines must return the same bytes (checked).")
+        if plan.workloads.contains(where: { !$0.isObjectWorkload }) {
+            out.append("bulk-insert: all keys in one transaction, commit, checkpoint (timed to the end of the checkpoint).")
+            out.append("point-read: \(grouped(plan.pointReads)) random existing keys in one read transaction, after \(grouped(plan.warmupReads)) untimed warm-up reads; median of \(plan.readRounds) rounds.")
+            out.append("range-scan: first \(plan.rangeLength) keys >= a random existing key, in key order, all scans in one read transaction; median of \(plan.readRounds) rounds.")
+            out.append("commit-N: single-put transactions of new keys into a fresh store from N threads, each durable per its sync mode when it returns.")
+            out.append("Every read workload touches every byte returned; both engines must return the same bytes (checked).")
+        }
         if plan.hasObjectWorkloads {
             out.append("obj-batch-insert: employees with their department by batches of \(grouped(plan.objectChunk)), one durable transaction each (Keel batchInsert).")
             out.append("obj-save: the same as context saves of \(grouped(plan.objectChunk)) in a fresh store: an ID per object (Keel newObjectID), then one save (Keel ObjectStore.save).")
