@@ -39,6 +39,12 @@ struct KeelBench: ParsableCommand {
     @Option(help: "Seed of the data set and of the random read and scan orders.")
     var seed: UInt64 = 20_251_121
 
+    @Option(help: .hidden)
+    var contextMemoryProbe: String?
+
+    @Option(help: .hidden)
+    var contextInserts: Int = 100_000
+
     func validate() throws {
         if let objects, objects < 30_000 || objects % 10_000 != 0 || objects > 50_000_000 {
             throw ValidationError("--objects must be a multiple of 10,000 between 30,000 and 50,000,000")
@@ -47,6 +53,14 @@ struct KeelBench: ParsableCommand {
     }
 
     func run() throws {
+        if let contextMemoryProbe {
+            #if KEEL_ENGINE
+                try runContextMemoryProbe(directory: contextMemoryProbe, count: contextInserts, seed: seed &+ 10)
+                return
+            #else
+                throw ValidationError("the Keel engine is not built in")
+            #endif
+        }
         let started = monotonicNanos()
         let plan = Plan(quick: quick, suite: suite, workloads: workloads, keys: keys, objects: objects, seed: seed)
         let root = try FileManager.default.temporaryDirectoryPath(in: dir)

@@ -47,8 +47,12 @@
         var departments: [ObjectID] = []
         /// Employee i's ID (batch-inserted ones; the fetch reads these).
         var employees: [ObjectID] = []
-        /// The inputs of the next insert call, built untimed by `prepare`.
+        /// The inputs of the next insert call, built untimed by `prepare`: by field for
+        /// `batchInsert`, by property name for the context's `insert(entity:typedValues:)`.
         private var prepared: [[Int: Value]] = []
+        private var preparedNamed: [[String: Value]] = []
+        /// The context of `saveInserts`, reused from save to save as an application would.
+        private var context: ObjectContext?
 
         init(directory: String, data: EmployeeSet) throws {
             self.directory = directory
@@ -75,14 +79,23 @@
 
         func prepare(_ data: EmployeeSet, _ range: Range<Int>) {
             prepared.removeAll(keepingCapacity: true)
+            preparedNamed.removeAll(keepingCapacity: true)
             for i in range {
-                let cents = data.salaryCents[i]
-                prepared.append([
-                    fName: .string(data.names[i]), fAge: .int(Int64(data.ages[i])),
-                    fSalary: .decimal(Decimal(sign: .plus, exponent: -2, significand: Decimal(cents))),
-                    fHired: .date(data.hiredAt[i]), fDepartment: .object(departments[Int(data.department[i])]),
-                ])
+                let values = Self.values(data, i, departments)
+                prepared.append([fName: values.0, fAge: values.1, fSalary: values.2, fHired: values.3, fDepartment: values.4])
+                preparedNamed.append(Self.named(values))
             }
+        }
+
+        /// Employee i's name, age, salary, hire date and department.
+        static func values(_ data: EmployeeSet, _ i: Int, _ departments: [ObjectID]) -> (Value, Value, Value, Value, Value) {
+            (.string(data.names[i]), .int(Int64(data.ages[i])),
+             .decimal(Decimal(sign: .plus, exponent: -2, significand: Decimal(data.salaryCents[i]))),
+             .date(data.hiredAt[i]), .object(departments[Int(data.department[i])]))
+        }
+
+        static func named(_ v: (Value, Value, Value, Value, Value)) -> [String: Value] {
+            ["name": v.0, "age": v.1, "salary": v.2, "hiredAt": v.3, "department": v.4]
         }
 
         func batchInsert() throws {
@@ -91,6 +104,13 @@
         }
 
         func saveInserts() throws {
+            let context = self.context ?? ObjectContext(store: store)
+            self.context = context
+            for values in preparedNamed { try context.insert(entity: "Employee", typedValues: values) }
+            _ = try context.save()
+        }
+
+        func storeSaveInserts() throws {
             var changes: [Change] = []
             changes.reserveCapacity(prepared.count)
             for values in prepared {
@@ -157,6 +177,43 @@
 
         func checkpoint() throws { try store.checkpoint() }
 
-        func close() throws { try store.close() }
+        func close() throws {
+            context = nil
+            try store.close()
+        }
     }
+#endif
+
+#if KEEL_ENGINE
+    /// The child process of the context-memory figure: a fresh store in `directory`, then one
+    /// context holding `count` pending employee inserts (each insert's values built on the fly and
+    /// dropped, so only the context holds them). Prints one line:
+    /// `hwm-before hwm-holding rss-holding hwm-after-save` in bytes (VmHWM/VmRSS of /proc/self/status).
+    func runContextMemoryProbe(directory: String, count: Int, seed: UInt64) throws {
+        let departments = max(1, count / 10_000)
+        let data = EmployeeSet(count: count, departments: departments, seed: seed)
+        let store = try KeelObjectStore(directory: directory, data: data)
+        let before = procStatus("VmHWM")
+        let context = ObjectContext(store: store.store)
+        for i in 0..<count {
+            try context.insert(entity: "Employee", typedValues: KeelObjectStore.named(KeelObjectStore.values(data, i, store.departments)))
+        }
+        let holding = procStatus("VmHWM")
+        let rss = procStatus("VmRSS")
+        guard context.pendingObjectCount >= count else { throw BenchError("the context holds \(context.pendingObjectCount) pending objects") }
+        _ = try context.save()
+        let saved = procStatus("VmHWM")
+        print("\(before) \(holding) \(rss) \(saved)")
+        try store.close()
+    }
+
+/// A `kB` line of /proc/self/status, in bytes (0 when absent).
+func procStatus(_ key: String) -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+        let digits = line.dropFirst(key.count + 1).filter(\.isNumber)
+        return (Int(String(digits)) ?? 0) * 1024
+    }
+    return 0
+}
 #endif

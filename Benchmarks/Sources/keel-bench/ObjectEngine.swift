@@ -20,11 +20,14 @@ protocol ObjectBenchStore: AnyObject {
     /// The prepared employees as one batch: one durable transaction. Keel:
     /// `ObjectStore.batchInsert`; SQLite: BEGIN, one INSERT per row (explicit rowid i+1), COMMIT.
     func batchInsert() throws
-    /// The prepared employees as a context save would do it: a new ID handed out per object,
-    /// then one durable save of all the inserts. Keel: `newObjectID` per object, then
-    /// `ObjectStore.save(ChangeSet)` (ObjectContext is not on main yet); SQLite: BEGIN, one
-    /// INSERT per row with the rowid assigned by SQLite, COMMIT.
+    /// The prepared employees through a context: one insert per object, then one durable save.
+    /// Keel: `ObjectContext.insert(entity:typedValues:)` per object, then `save()` (one context,
+    /// reused from save to save); SQLite: BEGIN, one INSERT per row with the rowid assigned by
+    /// SQLite, COMMIT.
     func saveInserts() throws
+    /// The same without the context: the change set a context would hand the store. Keel:
+    /// `newObjectID` per object, then `ObjectStore.save(ChangeSet)`; SQLite: as `saveInserts`.
+    func storeSaveInserts() throws
     /// Fetches employees by their insertion indices (in this order), in one read transaction,
     /// materialising every attribute and the department of each.
     func fetch(_ indices: [Int32]) throws -> ObjectTally

@@ -1,10 +1,13 @@
 // The object workloads (issue 3, "Figures"; Docs/Performance.md, "Object layer"):
 //   obj-batch-insert  N employees with their department, by batches of 10k (one transaction each)
-//   obj-save          the same by saves of 10k in a fresh store (IDs handed out one by one)
+//   obj-save          the same through an ObjectContext, saved every 10k, in a fresh store
+//   obj-store-save    the same as change sets handed to ObjectStore.save (no context)
 //   obj-fetch         100k employees by ID, random order, one read transaction (3 rounds, median)
 //   obj-cascade       delete a department with 10k employees under cascade (3 rounds, median)
 // The chunks of the inserts alternate which engine goes first, so a burst of someone else's
 // disk traffic lands on both.
+
+import Foundation
 
 extension Runner {
     func runObjectWorkloads() throws {
@@ -28,18 +31,47 @@ extension Runner {
             }
         }
 
-        if plan.includes(.objectSave) {
-            let stores = try openObjectStores("saves", data)
-            let seconds = try insertAll(stores, chunks, data, what: "obj-save") { try $0.saveInserts() }
-            report.rows.append(Row(workload: .objectSave, durability: nil, ops: n, results: insertResults(stores, seconds)))
+        for (workload, label) in [(Workload.objectSave, "saves"), (.objectStoreSave, "store-saves")] where plan.includes(workload) {
+            let stores = try openObjectStores(label, data)
+            let seconds = try insertAll(stores, chunks, data, what: workload.rawValue) { store in
+                if workload == .objectSave { try store.saveInserts() } else { try store.storeSaveInserts() }
+            }
+            report.rows.append(Row(workload: workload, durability: nil, ops: n, results: insertResults(stores, seconds)))
             for (_, store) in stores {
                 try store.close()
                 removeDirectory(store.directory)
             }
         }
-        report.contextMemory = ContextMemoryFigure(
-            pendingInserts: 100_000, peakRSSBytes: nil,
-            note: "not measured: ObjectContext is not on main yet (the row appears once it is)")
+        if plan.includes(.objectSave) { report.contextMemory = try measureContextMemory() }
+    }
+
+    /// Runs this program again as a child (`--context-memory-probe`), which fills one context
+    /// with `plan.contextPendingInserts` pending inserts and reports its VmHWM before and after.
+    private func measureContextMemory() throws -> ContextMemoryFigure? {
+        guard objectEngines.contains(where: { $0.name == keelName }) else { return nil }
+        let n = plan.contextPendingInserts
+        let directory = try makeDirectory("keel-context-memory")
+        defer { removeDirectory(directory) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = ["--context-memory-probe", directory, "--context-inserts", "\(n)", "--seed", "\(plan.seed)"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard process.terminationStatus == 0, numbers.count == 4 else {
+            fail("context memory probe failed (exit \(process.terminationStatus)): \(output)")
+            return nil
+        }
+        let figure = ContextMemoryFigure(
+            pendingInserts: n, peakRSSBytes: numbers[1] - numbers[0], hwmBeforeBytes: numbers[0], hwmHoldingBytes: numbers[1],
+            rssHoldingBytes: numbers[2], hwmAfterSaveBytes: numbers[3],
+            note: "VmHWM growth of a child process from an open store to one ObjectContext holding the inserts; "
+                + "\(grouped((numbers[1] - numbers[0]) / max(n, 1))) B per pending insert; peak through its save +\(bytes(numbers[3] - numbers[0]))")
+        progress("context memory: \(figure.note)")
+        return figure
     }
 
     private func openObjectStores(_ label: String, _ data: EmployeeSet) throws -> [(name: String, store: any ObjectBenchStore)] {
@@ -158,7 +190,12 @@ extension Runner {
 /// Peak memory of a context holding pending inserts (issue 3, "Figures").
 struct ContextMemoryFigure: Codable, Sendable {
     var pendingInserts: Int
-    /// VmHWM growth, in bytes, of a child process that builds the context; nil when not measured.
+    /// VmHWM growth, in bytes, of a child process from the open store to the filled context.
     var peakRSSBytes: Int?
+    var hwmBeforeBytes: Int?
+    var hwmHoldingBytes: Int?
+    var rssHoldingBytes: Int?
+    /// VmHWM after the context saved (the save's own peak included).
+    var hwmAfterSaveBytes: Int?
     var note: String
 }

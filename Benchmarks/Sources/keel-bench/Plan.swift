@@ -11,6 +11,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     // The object layer (issue 3): KeelModel's ObjectStore against SQLite tables.
     case objectBatchInsert = "obj-batch-insert"
     case objectSave = "obj-save"
+    case objectStoreSave = "obj-store-save"
     case objectFetch = "obj-fetch"
     case objectCascade = "obj-cascade"
 
@@ -20,7 +21,7 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// Whether the workload is one of the object layer's (the `objects` suite).
     var isObjectWorkload: Bool {
         switch self {
-        case .objectBatchInsert, .objectSave, .objectFetch, .objectCascade: true
+        case .objectBatchInsert, .objectSave, .objectStoreSave, .objectFetch, .objectCascade: true
         default: false
         }
     }
@@ -75,6 +76,8 @@ struct Plan: Codable, Sendable {
     var objectFetches = 100_000
     /// Departments deleted by the cascade row, one per round, the engines alternating.
     var cascadeRounds = 3
+    /// Pending inserts of the context-memory figure (issue 3: 100k).
+    var contextPendingInserts = 100_000
     var objectDepartments: Int { max(1, objectEmployees / employeesPerDepartment) }
 
     init(quick: Bool, suite: Suite = .all, workloads: [Workload], keys: Int?, objects: Int? = nil, seed: UInt64) {

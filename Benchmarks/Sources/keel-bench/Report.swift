@@ -107,7 +107,8 @@ extension RunReport {
         }
         if plan.hasObjectWorkloads {
             out.append("obj-batch-insert: employees with their department by batches of \(grouped(plan.objectChunk)), one durable transaction each (Keel batchInsert).")
-            out.append("obj-save: the same as context saves of \(grouped(plan.objectChunk)) in a fresh store: an ID per object (Keel newObjectID), then one save (Keel ObjectStore.save).")
+            out.append("obj-save: the same through a context in a fresh store: ObjectContext.insert per object, save() every \(grouped(plan.objectChunk)); SQLite as in obj-batch-insert with rowids assigned by SQLite.")
+            out.append("obj-store-save: the same without the context: newObjectID per object, then ObjectStore.save(ChangeSet) of \(grouped(plan.objectChunk)) inserts.")
             out.append("obj-fetch: \(grouped(plan.objectFetches)) employees by ID in random order, one read transaction, every attribute materialised; median of \(plan.readRounds) rounds.")
             out.append("obj-cascade: delete one department with its \(grouped(plan.employeesPerDepartment)) employees (cascade), one durable transaction; ops = employees deleted; median of \(plan.cascadeRounds) departments.")
         }

@@ -106,6 +106,8 @@ final class SQLiteObjectStore: ObjectBenchStore {
         try db.exec("COMMIT")
     }
 
+    func storeSaveInserts() throws { try saveInserts() }
+
     func fetch(_ indices: [Int32]) throws -> ObjectTally {
         var tally = ObjectTally()
         try db.exec("BEGIN")
