@@ -7,37 +7,58 @@
 public import Collections
 
 public struct Model: Sendable {
-    public let name: String
-    public let version: Int
+    /// The fields live in one immutable box, so copying a `Model` (every editor, session and
+    /// context holds one, and hot paths read `editor.model`) costs one retain, not one per field.
+    private final class Box: Sendable {
+        let name: String
+        let version: Int
+        let entities: [Entity]
+        let configurations: OrderedDictionary<String, [EntityID]>
+        let hash: String
+        let canonical: JSON
+        let warnings: [String]
+        let byName: [String: EntityID]
+
+        init(name: String, version: Int, entities: [Entity], configurations: OrderedDictionary<String, [EntityID]>,
+             hash: String, canonical: JSON, warnings: [String]) {
+            self.name = name
+            self.version = version
+            self.entities = entities
+            self.configurations = configurations
+            self.hash = hash
+            self.canonical = canonical
+            self.warnings = warnings
+            self.byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.id) })
+        }
+    }
+
+    private let box: Box
+
+    public var name: String { box.name }
+    public var version: Int { box.version }
     /// Every entity; `entities[i].id == EntityID(i)`. Order: as declared in the file.
-    public let entities: [Entity]
+    public var entities: [Entity] { box.entities }
     /// Configuration name → the entities it holds, in declaration order. A model without
     /// `configurations` has one, `Default`, holding every entity. The first is the primary store
     /// (it keeps the save counter and the history).
-    public let configurations: OrderedDictionary<String, [EntityID]>
+    public var configurations: OrderedDictionary<String, [EntityID]> { box.configurations }
     /// Lowercase hex SHA-256 of the canonical form (meaning, not bytes: key order, whitespace,
     /// defaults written out or left out do not change it).
-    public let hash: String
+    public var hash: String { box.hash }
     /// The canonical JSON form (every default written out, keys in a fixed order) — what `MODEL`
     /// returns and what the hash is taken over.
-    public let canonical: JSON
+    public var canonical: JSON { box.canonical }
     /// Problems that do not refuse the model (a relationship without an inverse), by JSON path.
-    public let warnings: [String]
+    public var warnings: [String] { box.warnings }
 
-    private let byName: [String: EntityID]
+    private var byName: [String: EntityID] { box.byName }
 
     public init(
         name: String, version: Int, entities: [Entity], configurations: OrderedDictionary<String, [EntityID]>,
         hash: String, canonical: JSON, warnings: [String]
     ) {
-        self.name = name
-        self.version = version
-        self.entities = entities
-        self.configurations = configurations
-        self.hash = hash
-        self.canonical = canonical
-        self.warnings = warnings
-        self.byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.id) })
+        box = Box(name: name, version: version, entities: entities, configurations: configurations, hash: hash,
+                  canonical: canonical, warnings: warnings)
     }
 
     public subscript(id: EntityID) -> Entity { entities[id.index] }
@@ -63,47 +84,74 @@ public struct Model: Sendable {
 
 /// An entity with everything it inherits resolved.
 public struct Entity: Sendable {
-    public let id: EntityID
-    public let name: String
-    public let isAbstract: Bool
-    public let parent: EntityID?
+    /// One immutable box, as for `Model`: `model[id]` copies an `Entity` on every hot path.
+    private final class Box: Sendable {
+        let id: EntityID
+        let name: String
+        let isAbstract: Bool
+        let parent: EntityID?
+        let root: EntityID
+        let family: [EntityID]
+        let properties: [Property]
+        let fetchedProperties: [FetchedProperty]
+        let uniqueConstraints: [Index]
+        let indexes: [Index]
+        let configuration: String
+        let userInfo: JSON?
+        let fieldByName: [String: Int]
+
+        init(id: EntityID, name: String, isAbstract: Bool, parent: EntityID?, root: EntityID, family: [EntityID],
+             properties: [Property], fetchedProperties: [FetchedProperty], uniqueConstraints: [Index], indexes: [Index],
+             configuration: String, userInfo: JSON?) {
+            self.id = id
+            self.name = name
+            self.isAbstract = isAbstract
+            self.parent = parent
+            self.root = root
+            self.family = family
+            self.properties = properties
+            self.fetchedProperties = fetchedProperties
+            self.uniqueConstraints = uniqueConstraints
+            self.indexes = indexes
+            self.configuration = configuration
+            self.userInfo = userInfo
+            self.fieldByName = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
+        }
+    }
+
+    private let box: Box
+
+    public var id: EntityID { box.id }
+    public var name: String { box.name }
+    public var isAbstract: Bool { box.isAbstract }
+    public var parent: EntityID? { box.parent }
     /// The top of this entity's inheritance hierarchy (itself when it has no parent).
-    public let root: EntityID
+    public var root: EntityID { box.root }
     /// This entity and every entity below it, self first (what a fetch with sub-entities covers).
-    public let family: [EntityID]
+    public var family: [EntityID] { box.family }
     /// Attributes then relationships, inherited first, in declaration order. A property's
     /// position here is its `field`: the same in every entity of the hierarchy that has it, so
     /// the row codec can number fields once per hierarchy.
-    public let properties: [Property]
-    public let fetchedProperties: [FetchedProperty]
+    public var properties: [Property] { box.properties }
+    public var fetchedProperties: [FetchedProperty] { box.fetchedProperties }
     /// Unique keys over this entity and its sub-entities, inherited ones included.
-    public let uniqueConstraints: [Index]
+    public var uniqueConstraints: [Index] { box.uniqueConstraints }
     /// Secondary indexes (`indexes` plus every `"indexed": true` attribute), inherited included.
-    public let indexes: [Index]
-    public let configuration: String
+    public var indexes: [Index] { box.indexes }
+    public var configuration: String { box.configuration }
     /// Entity-level keys the spec does not define, kept for tools (codegen) and the canonical form.
-    public let userInfo: JSON?
+    public var userInfo: JSON? { box.userInfo }
 
-    private let fieldByName: [String: Int]
+    private var fieldByName: [String: Int] { box.fieldByName }
 
     public init(
         id: EntityID, name: String, isAbstract: Bool, parent: EntityID?, root: EntityID, family: [EntityID],
         properties: [Property], fetchedProperties: [FetchedProperty], uniqueConstraints: [Index], indexes: [Index],
         configuration: String, userInfo: JSON? = nil
     ) {
-        self.id = id
-        self.name = name
-        self.isAbstract = isAbstract
-        self.parent = parent
-        self.root = root
-        self.family = family
-        self.properties = properties
-        self.fetchedProperties = fetchedProperties
-        self.uniqueConstraints = uniqueConstraints
-        self.indexes = indexes
-        self.configuration = configuration
-        self.userInfo = userInfo
-        self.fieldByName = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
+        box = Box(id: id, name: name, isAbstract: isAbstract, parent: parent, root: root, family: family,
+                  properties: properties, fetchedProperties: fetchedProperties, uniqueConstraints: uniqueConstraints,
+                  indexes: indexes, configuration: configuration, userInfo: userInfo)
     }
 
     /// The position of a property in `properties`.

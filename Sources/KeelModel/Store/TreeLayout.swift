@@ -1,7 +1,8 @@
 // The names of the engine trees that hold one model's objects (Decision 0004, "Trees in each
-// store"), worked out once per open so no save builds a tree name.
+// store"), worked out once per open so no save builds a tree name. A class: saves read it per
+// object, and a struct of a dozen arrays would cost a retain per array on every copy.
 
-struct TreeLayout: Sendable {
+final class TreeLayout: Sendable {
     static let meta = "$meta"
     static let history = "$history"
     static let intents = "$intents"

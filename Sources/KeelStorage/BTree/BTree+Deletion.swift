@@ -11,6 +11,11 @@ extension BTree {
     public func delete(key: UnsafeRawBufferPointer, in sink: some PageSink) throws(StorageError) -> Bool {
         var path = TreePath()
         let leaf = try descend(to: key, in: sink, path: &path)
+        return try delete(key: key, leaf: leaf, path: path, in: sink)
+    }
+
+    /// The delete once the leaf that would hold `key` is found, with the path to it.
+    func delete<Sink: PageSink>(key: UnsafeRawBufferPointer, leaf: Node, path: TreePath, in sink: Sink) throws(StorageError) -> Bool {
         let (index, found) = try leaf.leafSearch(key)
         guard found else { return false }
         let entry = try leaf.leafEntry(at: index)

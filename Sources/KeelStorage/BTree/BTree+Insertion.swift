@@ -8,7 +8,13 @@ extension BTree {
     public func put(
         key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in sink: some PageSink
     ) throws(StorageError) {
-        let pageSize = sink.pageSize
+        try checkSizes(key: key, value: value, pageSize: sink.pageSize)
+        var path = TreePath()
+        let leaf = try descend(to: key, in: sink, path: &path)
+        try put(key: key, value: value, leaf: leaf, path: path, in: sink)
+    }
+
+    func checkSizes(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, pageSize: Int) throws(StorageError) {
         let maxKey = BTreeLimits.maxKeySize(pageSize: pageSize)
         guard key.count <= maxKey else {
             throw StorageError(.tooLarge, "key of \(key.count) bytes is longer than the maximum \(maxKey)")
@@ -16,8 +22,13 @@ extension BTree {
         guard value.count <= BTreeLimits.maxValueSize else {
             throw StorageError(.tooLarge, "value of \(value.count) bytes is larger than the maximum 1 GiB")
         }
-        var path = TreePath()
-        let leaf = try descend(to: key, in: sink, path: &path)
+    }
+
+    /// The put once the leaf that holds (or would hold) `key` is found, with the path to it.
+    func put<Sink: PageSink>(
+        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, leaf: Node, path: TreePath, in sink: Sink
+    ) throws(StorageError) {
+        let pageSize = sink.pageSize
         let (index, found) = try leaf.leafSearch(key)
         var oldSize: Int?
         if found {

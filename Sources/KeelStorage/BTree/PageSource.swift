@@ -22,4 +22,9 @@ public protocol PageSink: PageSource {
     func allocatePage() throws(StorageError) -> (PageNumber, PageBuffer)
     /// Returns a page to the free list. It must not be used again by the caller.
     func freePage(_ number: PageNumber) throws(StorageError)
+    /// Grows whenever the shape of a tree may have changed: on every `writablePage` of a page
+    /// that is not a leaf (branches hold the separators and child pointers), every
+    /// `allocatePage` and every `freePage`. Writes to leaves alone leave it unchanged. A
+    /// `BTreeHint` is used only while this is what it was when the hint was taken.
+    var shapeCount: UInt64 { get }
 }

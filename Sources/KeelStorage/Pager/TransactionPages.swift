@@ -28,6 +28,7 @@ final class WritePages: PageSink {
     let base: FrameSequence
     var pageSize: Int { pager.pageSize }
     private(set) var changeCount: UInt64 = 0
+    private(set) var shapeCount: UInt64 = 0
     /// Pages this transaction changed, by number.
     var dirty: [UInt32: PageBuffer] = [:]
     /// The meta fields as this transaction leaves them; written into page 0 at commit if changed.
@@ -51,11 +52,21 @@ final class WritePages: PageSink {
 
     func writablePage(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         changeCount &+= 1
-        if let d = dirty[number.rawValue] { return d }
+        if let d = dirty[number.rawValue] {
+            noteShape(d)
+            return d
+        }
         try checkInRange(number)
         let copy = PageBuffer(copying: try pager.readPage(number, snapshot: base))
         dirty[number.rawValue] = copy
+        noteShape(copy)
         return copy
+    }
+
+    /// A write to anything but a leaf may change a tree's shape (PageSink.shapeCount).
+    @inline(__always)
+    private func noteShape(_ page: PageBuffer) {
+        if page.pointer.load(fromByteOffset: 4, as: UInt8.self) != PageType.leaf.rawValue { shapeCount &+= 1 }
     }
 
     @inline(__always)
@@ -67,6 +78,7 @@ final class WritePages: PageSink {
 
     func allocatePage() throws(StorageError) -> (PageNumber, PageBuffer) {
         changeCount &+= 1
+        shapeCount &+= 1
         let number: PageNumber
         if let reused = try FreeList.take(from: self) { number = reused } else { number = try extendFile() }
         let buffer = PageBuffer(size: pageSize)
@@ -76,6 +88,7 @@ final class WritePages: PageSink {
 
     func freePage(_ number: PageNumber) throws(StorageError) {
         changeCount &+= 1
+        shapeCount &+= 1
         precondition(number != .meta && number != meta.catalogRoot, "the meta page and catalog root are never freed")
         try checkInRange(number)
         dirty[number.rawValue] = nil
@@ -94,6 +107,7 @@ final class WritePages: PageSink {
     /// A brand-new page owned by this transaction at a number the caller already reserved
     /// (used by the free list when a freed page becomes a trunk).
     func installFresh(_ number: PageNumber) -> PageBuffer {
+        shapeCount &+= 1
         let buffer = PageBuffer(size: pageSize)
         dirty[number.rawValue] = buffer
         return buffer

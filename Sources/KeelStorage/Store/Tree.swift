@@ -5,6 +5,9 @@ public final class Tree {
     public let name: String
     let btree: BTree
     let transaction: ReadTransaction
+    /// The leaf of the last put or delete through this handle (BTree+Hint.swift): writes in key
+    /// order skip the descent.
+    private var hint = BTreeHint()
 
     init(name: String, root: PageNumber, transaction: ReadTransaction) {
         self.name = name
@@ -102,13 +105,13 @@ public final class Tree {
         transaction.checkOpen()
         let pages = writePages
         try key.withBytes { (k) throws(StorageError) in
-            try value.withBytes { (v) throws(StorageError) in try btree.put(key: k, value: v, in: pages) }
+            try value.withBytes { (v) throws(StorageError) in try btree.put(key: k, value: v, in: pages, hint: &hint) }
         }
     }
 
     public func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(StorageError) {
         transaction.checkOpen()
-        try btree.put(key: key, value: value, in: writePages)
+        try btree.put(key: key, value: value, in: writePages, hint: &hint)
     }
 
     /// Removes `key`; returns whether it was there.
@@ -116,13 +119,13 @@ public final class Tree {
     public func delete(key: [UInt8]) throws(StorageError) -> Bool {
         transaction.checkOpen()
         let pages = writePages
-        return try key.withBytes { (k) throws(StorageError) in try btree.delete(key: k, in: pages) }
+        return try key.withBytes { (k) throws(StorageError) in try btree.delete(key: k, in: pages, hint: &hint) }
     }
 
     @discardableResult
     public func delete(key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
         transaction.checkOpen()
-        return try btree.delete(key: key, in: writePages)
+        return try btree.delete(key: key, in: writePages, hint: &hint)
     }
 }
 

@@ -80,6 +80,9 @@ struct BTreeModelTests {
         let sink = MemoryPageSink(pageSize: pageSize)
         let tree = BTree(root: try BTree.create(in: sink))
         var model = SortedModel()
+        // Half the writes go through a put/delete hint (BTree+Hint.swift), interleaved with
+        // unhinted ones that change the tree behind the hint's back.
+        var hint = BTreeHint()
         let phases = Self.slow ? 40 : 6
         let opsPerPhase = Self.slow ? 3000 : 900
         for phase in 0..<phases {
@@ -92,12 +95,20 @@ struct BTreeModelTests {
                     let key = model.count > 0 && w.rng.next() % 4 == 0
                         ? model.keys[Int(w.rng.next() % UInt64(model.count))] : w.key()
                     let value = w.value()
-                    try tree.put(key: key, value: value, in: sink)
+                    if w.rng.next() % 2 == 0 {
+                        try key.withUnsafeBytes { k in
+                            try value.withUnsafeBytes { v in try tree.put(key: k, value: v, in: sink, hint: &hint) }
+                        }
+                    } else {
+                        try tree.put(key: key, value: value, in: sink)
+                    }
                     model.put(key, value)
                 } else if roll < putShare + deleteShare {
                     let key = model.count > 0 && w.rng.next() % 5 != 0
                         ? model.keys[Int(w.rng.next() % UInt64(model.count))] : w.key()
-                    let deleted = try tree.delete(key: key, in: sink)
+                    let deleted = w.rng.next() % 2 == 0
+                        ? try key.withUnsafeBytes { k in try tree.delete(key: k, in: sink, hint: &hint) }
+                        : try tree.delete(key: key, in: sink)
                     #expect(deleted == model.delete(key), "delete \(key)")
                 } else if roll < 92 {
                     let key = model.count > 0 && w.rng.next() % 2 == 0

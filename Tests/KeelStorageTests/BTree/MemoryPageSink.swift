@@ -11,6 +11,7 @@
 final class MemoryPageSink: PageSink {
     let pageSize: Int
     private(set) var changeCount: UInt64 = 0
+    private(set) var shapeCount: UInt64 = 0
     private(set) var committed: [PageNumber: PageBuffer] = [:]
     private(set) var dirty: [PageNumber: PageBuffer] = [:]
     private var freeList: [PageNumber] = []
@@ -38,7 +39,10 @@ final class MemoryPageSink: PageSink {
 
     func writablePage(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         changeCount += 1
-        if let page = dirty[number] { return page }
+        if let page = dirty[number] {
+            noteShape(page)
+            return page
+        }
         guard !freed.contains(number) else { throw StorageError(.corrupt, "write of a free page", page: number) }
         guard let original = committed[number] else {
             throw StorageError(.corrupt, "page was never allocated", page: number)
@@ -46,11 +50,17 @@ final class MemoryPageSink: PageSink {
         let copy = PageBuffer(copying: original)
         stamp(copy)
         dirty[number] = copy
+        noteShape(copy)
         return copy
+    }
+
+    private func noteShape(_ page: PageBuffer) {
+        if page.pointer.load(fromByteOffset: 4, as: UInt8.self) != PageType.leaf.rawValue { shapeCount += 1 }
     }
 
     func allocatePage() throws(StorageError) -> (PageNumber, PageBuffer) {
         changeCount += 1
+        shapeCount += 1
         let number: PageNumber
         if let reused = freeList.popLast() {
             number = reused
@@ -67,6 +77,7 @@ final class MemoryPageSink: PageSink {
 
     func freePage(_ number: PageNumber) throws(StorageError) {
         changeCount += 1
+        shapeCount += 1
         guard number.rawValue != 0, number.rawValue < nextPage, !freed.contains(number) else {
             throw StorageError(.invalidArgument, "free of a page that is not live", page: number)
         }

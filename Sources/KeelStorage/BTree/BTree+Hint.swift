@@ -1,0 +1,110 @@
+// Put and delete hints: a write that lands in the same leaf as the previous one skips the descent.
+//
+// A hint remembers the leaf the last put or delete of its tree worked on, the path down to it,
+// and the leaf's key range as its ancestors' separators fence it (N3: child i of a branch holds
+// keys k with key(i−1) ≤ k < key(i); the tightest fences are the deepest ones on the path). A
+// key inside the fences belongs to that leaf as long as no separator and no page of the path
+// changed since; the sink's `shapeCount` moves on every such change (a write to any page that
+// is not a leaf, every allocation and every free), so the hint is used only when the count is
+// the one it was taken at. A write that changes the shape itself (a split, a merge, a refill, an
+// overflow value) leaves the hint invalid, and the next write descends again.
+//
+// Object keys of one batch arrive in ascending order, and so do the link and index keys a save
+// puts after sorting them: all but the first write per leaf skip the descent.
+
+/// Where the last hinted write of one tree landed. Keep one per tree and pass it to every
+/// `put(key:value:in:hint:)` / `delete(key:in:hint:)` of that tree in one write transaction.
+public struct BTreeHint {
+    var root = PageNumber(0)
+    var leaf = PageNumber(0)
+    var path = TreePath()
+    var lower: [UInt8] = []
+    var upper: [UInt8] = []
+    var hasLower = false
+    var hasUpper = false
+    var shape: UInt64 = 0
+    var isValid = false
+
+    public init() {}
+
+    /// Whether `key` falls in the remembered leaf of `root`, with the tree's shape unchanged.
+    @inline(__always)
+    func covers(_ key: UnsafeRawBufferPointer, root: PageNumber, shape: UInt64) -> Bool {
+        guard isValid, shape == self.shape, root == self.root else { return false }
+        if hasLower, lower.withUnsafeBytes({ Node.compare(key, $0) }) < 0 { return false }
+        if hasUpper, upper.withUnsafeBytes({ Node.compare(key, $0) }) >= 0 { return false }
+        return true
+    }
+}
+
+extension BTree {
+    /// `put(key:value:in:)` that first tries the leaf of the previous hinted write.
+    public func put(
+        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in sink: some PageSink, hint: inout BTreeHint
+    ) throws(StorageError) {
+        try checkSizes(key: key, value: value, pageSize: sink.pageSize)
+        let shape = sink.shapeCount
+        let (leaf, path) = try hintedLeaf(for: key, in: sink, hint: &hint, shape: shape)
+        try put(key: key, value: value, leaf: leaf, path: path, in: sink)
+        keep(&hint, leaf: leaf.number, path: path, shape: shape, in: sink)
+    }
+
+    /// `delete(key:in:)` that first tries the leaf of the previous hinted write.
+    @discardableResult
+    public func delete(key: UnsafeRawBufferPointer, in sink: some PageSink, hint: inout BTreeHint) throws(StorageError) -> Bool {
+        let shape = sink.shapeCount
+        let (leaf, path) = try hintedLeaf(for: key, in: sink, hint: &hint, shape: shape)
+        let found = try delete(key: key, leaf: leaf, path: path, in: sink)
+        keep(&hint, leaf: leaf.number, path: path, shape: shape, in: sink)
+        return found
+    }
+
+    /// The hinted leaf when it covers `key`, else a fresh descent that refills the hint's fences.
+    private func hintedLeaf<Sink: PageSink>(
+        for key: UnsafeRawBufferPointer, in sink: Sink, hint: inout BTreeHint, shape: UInt64
+    ) throws(StorageError) -> (Node, TreePath) {
+        if hint.covers(key, root: root, shape: shape) {
+            let node = try Node(sink.page(hint.leaf), hint.leaf)
+            if node.isLeaf { return (node, hint.path) }
+        }
+        hint.isValid = false
+        var path = TreePath()
+        hint.hasLower = false
+        hint.hasUpper = false
+        var number = root
+        while true {
+            let node = try Node(sink.page(number), number)
+            if node.isLeaf { return (node, path) }
+            let position = try node.childPosition(for: key)
+            try path.push(number, position: position, count: node.count)
+            if position > 0 {
+                let (start, length) = try node.branchKey(at: position - 1)
+                hint.lower.removeAll(keepingCapacity: true)
+                hint.lower.append(contentsOf: UnsafeRawBufferPointer(start: node.base + start, count: length))
+                hint.hasLower = true
+            }
+            if position < node.count {
+                let (start, length) = try node.branchKey(at: position)
+                hint.upper.removeAll(keepingCapacity: true)
+                hint.upper.append(contentsOf: UnsafeRawBufferPointer(start: node.base + start, count: length))
+                hint.hasUpper = true
+            }
+            number = try node.child(at: position)
+        }
+    }
+
+    /// Keeps the hint when the write left the shape as it was (no split, merge, refill or
+    /// overflow chain), else drops it.
+    @inline(__always)
+    private func keep(_ hint: inout BTreeHint, leaf: PageNumber, path: TreePath, shape: UInt64, in sink: some PageSink) {
+        guard sink.shapeCount == shape else {
+            hint.isValid = false
+            return
+        }
+        hint.root = root
+        hint.leaf = leaf
+        hint.path = path
+        hint.shape = shape
+        hint.isValid = true
+    }
+}

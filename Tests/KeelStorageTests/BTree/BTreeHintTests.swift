@@ -1,0 +1,98 @@
+import Testing
+
+@testable import KeelStorage
+
+/// The put/delete hint (BTree+Hint.swift): several ascending key streams into one tree, each with
+/// its own hint, interleaved with each other, with random unhinted writes and with deletes, so
+/// that every hint is regularly made stale by splits, merges and refills it did not cause.
+@Suite("B+tree put and delete hints")
+struct BTreeHintTests {
+    /// Stream s's i-th key: a one-byte stream prefix, then i big-endian (ascending per stream).
+    static func streamKey(_ s: Int, _ i: Int) -> [UInt8] { [UInt8(s)] + numericKey(i) }
+
+    @Test("interleaved ascending streams, random writes and deletes match a sorted model", arguments: [512, 4096])
+    func interleaved(pageSize: Int) throws {
+        let seed = SeededRandom.seedFromEnvironment()
+        print("B+tree hint test, page size \(pageSize): seed \(seed) (replay with KEEL_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let sink = MemoryPageSink(pageSize: pageSize)
+        let tree = BTree(root: try BTree.create(in: sink))
+        var model = SortedModel()
+        let streams = 5
+        var hints = [BTreeHint](repeating: BTreeHint(), count: streams)
+        var next = [Int](repeating: 0, count: streams)
+        for phase in 0..<8 {
+            for _ in 0..<2_000 {
+                let roll = rng.next() % 100
+                let s = Int(rng.next() % UInt64(streams))
+                if roll < 70 {
+                    // The stream's next key, sometimes skipping ahead (gaps others may fill).
+                    next[s] += 1 + Int(rng.next() % 3)
+                    let key = Self.streamKey(s, next[s])
+                    let value = testValue(Int(rng.next() % 1000), count: Int(rng.next() % 40))
+                    try key.withUnsafeBytes { k in
+                        try value.withUnsafeBytes { v in try tree.put(key: k, value: v, in: sink, hint: &hints[s]) }
+                    }
+                    model.put(key, value)
+                } else if roll < 80 {
+                    // An unhinted write into a random stream's past (fills gaps, splits leaves).
+                    let key = Self.streamKey(s, Int(rng.next() % UInt64(next[s] + 1)))
+                    let value = testValue(Int(rng.next() % 1000), count: Int(rng.next() % 200))
+                    try tree.put(key: key, value: value, in: sink)
+                    model.put(key, value)
+                } else if model.count > 0 {
+                    // Deletes, hinted through some stream's hint or not, of existing keys mostly.
+                    let key = rng.next() % 4 == 0
+                        ? Self.streamKey(s, Int(rng.next() % UInt64(next[s] + 1)))
+                        : model.keys[Int(rng.next() % UInt64(model.count))]
+                    let deleted = rng.next() % 2 == 0
+                        ? try key.withUnsafeBytes { k in try tree.delete(key: k, in: sink, hint: &hints[s]) }
+                        : try tree.delete(key: key, in: sink)
+                    #expect(deleted == model.delete(key), "delete \(key)")
+                }
+            }
+            // Every other phase deletes a long ascending run through one hint (merges, refills).
+            if phase % 2 == 1 {
+                let s = Int(rng.next() % UInt64(streams))
+                for i in 0...next[s] where rng.next() % 4 != 0 {
+                    let key = Self.streamKey(s, i)
+                    let deleted = try key.withUnsafeBytes { k in try tree.delete(key: k, in: sink, hint: &hints[s]) }
+                    #expect(deleted == model.delete(key), "delete \(key)")
+                }
+            }
+            for key in model.keys.prefix(50) { #expect(try tree.get(key, in: sink) == model[key]) }
+            sink.commit()
+            expectSound([tree], in: sink)
+            var seen: [[UInt8]] = []
+            try tree.forEach(in: sink.snapshot()) { key, value in
+                seen.append([UInt8](key))
+                #expect(model[[UInt8](key)] == [UInt8](value))
+                return true
+            }
+            #expect(seen == model.keys)
+        }
+    }
+
+    @Test("a hint skips the descent only while the tree keeps its shape")
+    func shapeCount() throws {
+        let sink = MemoryPageSink(pageSize: 512)
+        let tree = BTree(root: try BTree.create(in: sink))
+        var hint = BTreeHint()
+        for i in 0..<200 {
+            try numericKey(i).withUnsafeBytes { k in try tree.put(key: k, value: UnsafeRawBufferPointer(start: nil, count: 0), in: sink, hint: &hint) }
+        }
+        let shape = sink.shapeCount
+        // A leaf-only write (a replace in place) keeps the count and the hint; an unhinted split
+        // moves the count and the hint is not used.
+        try numericKey(199).withUnsafeBytes { k in try tree.put(key: k, value: UnsafeRawBufferPointer(start: nil, count: 0), in: sink, hint: &hint) }
+        #expect(sink.shapeCount == shape)
+        #expect(hint.isValid)
+        for i in 1_000..<1_100 { try tree.put(key: numericKey(i), value: [1, 2, 3], in: sink) }
+        #expect(sink.shapeCount != shape)
+        #expect(!numericKey(201).withUnsafeBytes { hint.covers($0, root: tree.root, shape: sink.shapeCount) })
+        try numericKey(201).withUnsafeBytes { k in try tree.put(key: k, value: UnsafeRawBufferPointer(start: nil, count: 0), in: sink, hint: &hint) }
+        sink.commit()
+        expectSound([tree], in: sink)
+        #expect(try tree.count(in: sink) == 301)
+    }
+}
