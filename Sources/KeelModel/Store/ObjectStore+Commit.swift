@@ -73,8 +73,8 @@ extension ObjectStore {
                 // A commit that failed part-way may have left an intent: never hand its id out again.
                 if reachedCommit {
                     counter.last = saveID
-                    for (id, e) in session.rows where e.inserted && id.number > counter.stored[id.entity.index] {
-                        counter.stored[id.entity.index] = id.number
+                    for e in session.entries where e.inserted && e.id.number > counter.stored[e.id.entity.index] {
+                        counter.stored[e.id.entity.index] = e.id.number
                     }
                 }
                 throw error

@@ -61,7 +61,8 @@ struct SaveReplay {
 
     mutating func run(_ changes: ChangeSet) throws(KeelError) {
         insertedHere.reserveCapacity(changes.changes.count)
-        session.rows.reserveCapacity(changes.changes.count + changes.originals.count)
+        session.entries.reserveCapacity(changes.changes.count + changes.originals.count)
+        session.rowIndex.reserveCapacity(changes.changes.count + changes.originals.count)
         for c in changes.changes { if case .insert(let id, _) = c { insertedHere.insert(id) } }
         try detectConflicts(changes)
         if policy == .error, !conflicts.isEmpty { throw conflictError() }

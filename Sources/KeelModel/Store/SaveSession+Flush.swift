@@ -15,75 +15,106 @@ struct FlushSummary {
     var deleted: [ObjectID] = []
 }
 
-/// Index entries waiting to be put, grouped by tree (a save touches a few).
+/// Index entries waiting to be put, grouped by tree (a save touches a few). Each group's keys
+/// sit in one byte buffer (no allocation per key) and are put sorted.
 struct IndexPuts {
-    var groups: [(store: Int, tree: String, keys: [[UInt8]])] = []
+    var groups: [(store: Int, tree: String, bytes: [UInt8], spans: [(start: Int32, count: Int32)])] = []
+    private var last = -1
 
-    mutating func add(_ store: Int, _ tree: String, _ key: [UInt8]) {
-        for i in groups.indices where groups[i].store == store && groups[i].tree == tree {
-            groups[i].keys.append(key)
-            return
+    /// Adds the key `prefix` · `suffix` to the tree's group.
+    mutating func add(_ store: Int, _ tree: String, _ prefix: [UInt8], _ suffix: [UInt8]) {
+        if last < 0 || groups[last].store != store || groups[last].tree != tree {
+            last = -1
+            for i in groups.indices where groups[i].store == store && groups[i].tree == tree { last = i }
+            if last < 0 {
+                groups.append((store, tree, [], []))
+                last = groups.count - 1
+            }
         }
-        groups.append((store, tree, [key]))
+        let start = groups[last].bytes.count
+        groups[last].bytes.append(contentsOf: prefix)
+        groups[last].bytes.append(contentsOf: suffix)
+        groups[last].spans.append((Int32(start), Int32(prefix.count + suffix.count)))
     }
 
     func flush(_ session: SaveSession) throws(KeelError) {
         for g in groups {
-            let keys = g.keys.sorted { a, b in
-                a.withUnsafeBytes { a in
-                    b.withUnsafeBytes { b in
-                        let n = min(a.count, b.count)
-                        let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
-                        return c != 0 ? c < 0 : a.count < b.count
-                    }
+            var spans = g.spans
+            let bytes = g.bytes
+            let failure: KeelError? = bytes.withUnsafeBytes { all in
+                let base = all.baseAddress!
+                spans.sort { a, b in
+                    let n = Int(min(a.count, b.count))
+                    let c = n == 0 ? 0 : memcmp(base + Int(a.start), base + Int(b.start), n)
+                    return c != 0 ? c < 0 : a.count < b.count
                 }
+                do throws(KeelError) {
+                    for span in spans {
+                        try session.put(g.store, g.tree, key: UnsafeRawBufferPointer(start: base + Int(span.start), count: Int(span.count)))
+                    }
+                } catch {
+                    return error
+                }
+                return nil
             }
-            for key in keys { try session.put(g.store, g.tree, key: key, value: []) }
+            if let failure { throw failure }
         }
     }
 }
 
 extension SaveSession {
     func flush() throws(KeelError) -> FlushSummary {
+        try putPendingLinks()
         var summary = FlushSummary()
-        // In key order: object-tree puts walk the tree once, left to right.
-        var entries = Array(rows)
-        entries.sort { $0.key < $1.key }
+        // In key order: object-tree puts walk the tree once, left to right. A batch's entries are
+        // usually in order already.
+        var order = Array(entries.indices)
+        var sorted = true
+        for i in entries.indices.dropFirst() where !(entries[i - 1].id < entries[i].id) {
+            sorted = false
+            break
+        }
+        if !sorted { order.sort { entries[$0].id < entries[$1].id } }
         var rowBytes: [UInt8] = []
         rowBytes.reserveCapacity(128)
         var objectKey: [UInt8] = []
         objectKey.reserveCapacity(KeyEncoding.objectKeySize)
+        var valueKey: [UInt8] = []
         // Index entries are put after every row, tree by tree in key order (their keys come in
         // value order, random against the rows'): each put then lands next to the previous one.
         var indexPuts = IndexPuts()
         // Unique entries: every removal first, so an object may take a key another one gives up
         // in the same save.
         var uniquePuts: [(Int, String, [UInt8], [UInt8])] = []
-        for (id, e) in entries {
+        for slot in order {
+            let id = entries[slot].id
             let store = layout.storeOf[id.entity.index]
             objectKey.removeAll(keepingCapacity: true)
             KeyEncoding.appendObjectKey(id, to: &objectKey)
-            let rowChanged = e.original == nil ? e.current != nil : e.original?.values != e.current?.values
-            switch (e.original, e.current) {
+            let rowChanged: Bool
+            switch (entries[slot].original, entries[slot].current) {
             case (nil, nil):
                 continue
             case (nil, let c?):
+                rowChanged = true
                 RowCodec.encode(version: 1, values: c.values, into: &rowBytes)
                 try put(store, layout.objects[id.entity.index], key: objectKey, value: rowBytes)
                 summary.inserted.append(id)
-            case (let o?, nil):
+            case (.some, nil):
+                rowChanged = true
                 try delete(store, layout.objects[id.entity.index], key: objectKey)
                 summary.deleted.append(id)
-                _ = o
             case (let o?, var c?):
+                rowChanged = o.values != c.values
                 if rowChanged {
                     c.version = o.version + 1
                     RowCodec.encode(c, into: &rowBytes)
                     try put(store, layout.objects[id.entity.index], key: objectKey, value: rowBytes)
                 }
-                if rowChanged || !e.linkFields.isEmpty {
+                let linkFields = entries[slot].linkFields
+                if rowChanged || !linkFields.isEmpty {
                     var names: [String] = []
-                    for (f, p) in model[id.entity].properties.enumerated() where o.values[f] != c.values[f] || e.linkFields.contains(f) {
+                    for (f, p) in model[id.entity].properties.enumerated() where o.values[f] != c.values[f] || linkFields.contains(f) {
                         names.append(p.name)
                     }
                     summary.updated[id] = names
@@ -93,8 +124,8 @@ extension SaveSession {
             let trees = layout.keyedTrees[id.entity.index]
             for (k, index) in layout.keyed[id.entity.index].enumerated() {
                 let tree = trees[k]
-                let old = e.original.map { o in index.fields.map { o.values[$0] } }
-                let new = e.current.map { c in index.fields.map { c.values[$0] } }
+                let old = entries[slot].original.map { o in index.fields.map { o.values[$0] } }
+                let new = entries[slot].current.map { c in index.fields.map { c.values[$0] } }
                 if old == new { continue }
                 if index.isUnique {
                     if let old, !old.contains(where: \.isNull) {
@@ -111,9 +142,9 @@ extension SaveSession {
                         try delete(store, tree, key: key)
                     }
                     if let new {
-                        var key = KeyEncoding.valuesKey(new)
-                        key.append(contentsOf: objectKey)
-                        indexPuts.add(store, tree, key)
+                        valueKey.removeAll(keepingCapacity: true)
+                        for v in new { KeyEncoding.appendValue(v, to: &valueKey) }
+                        indexPuts.add(store, tree, valueKey, objectKey)
                     }
                 }
             }

@@ -7,11 +7,18 @@
 //
 // Every engine write goes through `put`/`delete`, which also record the operation when the save
 // spans several stores (the redo intent, Decision 0004).
+//
+// Rows live in one array in the order first touched (`entries`, found by `rowIndex`), so a field
+// write edits its row in place and the flush walks them without copying. Unordered link puts are
+// held back (`pendingLinks`) and put sorted, tree by tree, the moment anything opens a link tree
+// (every read and edit of one does) or the save flushes: a batch's links then arrive in key order
+// and each put lands next to the previous one (BTree+Hint.swift).
 
 import KeelStorage
 
 /// One object's state during a save.
 struct RowEntry {
+    let id: ObjectID
     /// The row when the save began (nil: no such row).
     var original: StoredObject?
     /// The row as the save leaves it (nil: missing or destroyed).
@@ -33,7 +40,13 @@ final class SaveSession: GraphEditor {
     private var trees: [[(name: String, tree: Tree?)]]
     /// Scratch key for link puts and deletes.
     private var linkKey: [UInt8] = []
-    var rows: [ObjectID: RowEntry] = [:]
+    /// Every object the save read or changed, in the order first touched.
+    var entries: [RowEntry] = []
+    /// Where each object's entry is in `entries`.
+    var rowIndex: [ObjectID: Int] = [:]
+    /// Unordered link puts not yet in their trees, by tree.
+    private var pendingLinks: [(store: Int, tree: String, pairs: [(owner: ObjectID, member: ObjectID)])] = []
+    private var hasPendingLinks = false
     /// Key-level operations per store, kept when `recording` (multi-store saves).
     var recording = false
     var ops: [[KeyOp]]
@@ -67,6 +80,7 @@ final class SaveSession: GraphEditor {
     }
 
     func readTree(_ store: Int, _ name: String) throws(KeelError) -> Tree? {
+        if hasPendingLinks, Self.isLinkTree(name) { try putPendingLinks() }
         if let i = cachedTree(store, name), let t = trees[store][i].tree { return t }
         let t = try engine { () throws(StorageError) in try txn(store).tree(name) }
         if let t { setTree(store, name, t) }
@@ -74,6 +88,7 @@ final class SaveSession: GraphEditor {
     }
 
     func writeTree(_ store: Int, _ name: String) throws(KeelError) -> Tree {
+        if hasPendingLinks, Self.isLinkTree(name) { try putPendingLinks() }
         if let i = cachedTree(store, name), let t = trees[store][i].tree { return t }
         let t = try engine { () throws(StorageError) in try txn(store).openTree(name) }
         setTree(store, name, t)
@@ -90,6 +105,13 @@ final class SaveSession: GraphEditor {
         if recording { ops[store].append(KeyOp(store: store, tree: tree, key: key, value: value)) }
     }
 
+    /// Puts `key` with an empty value (index and link entries).
+    func put(_ store: Int, _ tree: String, key: UnsafeRawBufferPointer) throws(KeelError) {
+        let t = try writeTree(store, tree)
+        try engine { () throws(StorageError) in try t.put(key: key, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        if recording { ops[store].append(KeyOp(store: store, tree: tree, key: [UInt8](key), value: [])) }
+    }
+
     func delete(_ store: Int, _ tree: String, key: [UInt8]) throws(KeelError) {
         guard let t = try readTree(store, tree) else { return }
         let found = try engine { () throws(StorageError) in try t.delete(key: key) }
@@ -98,10 +120,9 @@ final class SaveSession: GraphEditor {
 
     // MARK: Rows
 
-    /// The entry of `id`, read from its object tree the first time.
-    @discardableResult
-    func entry(_ id: ObjectID) throws(KeelError) -> RowEntry {
-        if let e = rows[id] { return e }
+    /// The position of `id`'s entry in `entries`, its row read from its object tree the first time.
+    func slot(_ id: ObjectID) throws(KeelError) -> Int {
+        if let i = rowIndex[id] { return i }
         guard id.entity.index < model.entities.count else {
             throw KeelError(.noSuchEntity, "no entity #\(id.entity.rawValue) in model \(model.name)")
         }
@@ -113,32 +134,40 @@ final class SaveSession: GraphEditor {
             let tree = try readTree(store, layout.objects[id.entity.index])
             row = try TreeReading.row(tree, id, fieldCount: layout.fieldCounts[id.entity.index], key: &keyBuffer)
         }
-        let e = RowEntry(original: row, current: row)
-        rows[id] = e
-        return e
+        entries.append(RowEntry(id: id, original: row, current: row))
+        rowIndex[id] = entries.count - 1
+        return entries.count - 1
+    }
+
+    /// The entry of `id`, read from its object tree the first time.
+    @discardableResult
+    func entry(_ id: ObjectID) throws(KeelError) -> RowEntry { entries[try slot(id)] }
+
+    /// Whether `id` was inserted by this save (false for objects it has not touched).
+    func isInserted(_ id: ObjectID) -> Bool {
+        guard let i = rowIndex[id] else { return false }
+        return entries[i].inserted
     }
 
     /// Starts a new object (all fields null, version 0 until flushed).
     func insertObject(_ id: ObjectID) throws(KeelError) {
-        let e = try entry(id)
-        guard e.original == nil, e.current == nil else {
-            throw KeelError(.badRequest, "an object \(id.text(in: model)) already exists")
-        }
-        let fields = layout.fieldCounts[id.entity.index]
-        rows[id] = RowEntry(original: nil, current: StoredObject(id: id, version: 0, values: Array(repeating: .null, count: fields)),
-                            inserted: true)
+        try insertObject(id, values: Array(repeating: .null, count: layout.fieldCounts[id.entity.index]))
     }
 
     /// Starts a new object with its row's values (attributes and to-one targets; the caller keeps
     /// the inverses in step).
     func insertObject(_ id: ObjectID, values: [Value]) throws(KeelError) {
-        if id.number <= freshAbove[id.entity.index] || rows.index(forKey: id) != nil {
-            let e = try entry(id)
-            guard e.original == nil, e.current == nil else {
+        let row = StoredObject(id: id, version: 0, values: values)
+        if id.number <= freshAbove[id.entity.index] || rowIndex[id] != nil {
+            let i = try slot(id)
+            guard entries[i].original == nil, entries[i].current == nil else {
                 throw KeelError(.badRequest, "an object \(id.text(in: model)) already exists")
             }
+            entries[i] = RowEntry(id: id, original: nil, current: row, inserted: true)
+            return
         }
-        rows[id] = RowEntry(original: nil, current: StoredObject(id: id, version: 0, values: values), inserted: true)
+        entries.append(RowEntry(id: id, original: nil, current: row, inserted: true))
+        rowIndex[id] = entries.count - 1
     }
 
     func current(_ id: ObjectID) throws(KeelError) -> StoredObject? { try entry(id).current }
@@ -146,13 +175,13 @@ final class SaveSession: GraphEditor {
     // MARK: GraphEditor
 
     func exists(_ id: ObjectID) throws(KeelError) -> Bool {
-        if let i = rows.index(forKey: id) { return rows.values[i].current != nil }
-        return try entry(id).current != nil
+        entries[try slot(id)].current != nil
     }
 
     func value(of id: ObjectID, field: Int) throws(KeelError) -> Value {
-        guard let c = try entry(id).current, field >= 0, field < c.values.count else { return .null }
-        return c.values[field]
+        let i = try slot(id)
+        guard let count = entries[i].current?.values.count, field >= 0, field < count else { return .null }
+        return entries[i].current!.values[field]
     }
 
     func members(of id: ObjectID, field: Int) throws(KeelError) -> [ObjectID] {
@@ -166,11 +195,11 @@ final class SaveSession: GraphEditor {
     }
 
     func write(_ id: ObjectID, field: Int, value: Value) throws(KeelError) {
-        if rows.index(forKey: id) == nil { try entry(id) }
-        guard let i = rows.index(forKey: id), rows.values[i].current != nil else {
+        let i = try slot(id)
+        guard entries[i].current != nil else {
             throw KeelError(.notFound, "no object \(id.text(in: model)) (it does not exist or is deleted)")
         }
-        rows.values[i].current!.values[field] = value
+        entries[i].current!.values[field] = value
     }
 
     func link(_ id: ObjectID, field: Int, member: ObjectID, at position: Int?) throws(KeelError) {
@@ -178,10 +207,7 @@ final class SaveSession: GraphEditor {
         let store = layout.storeOf[id.entity.index]
         markLink(id, field)
         if !ordered {
-            linkKey.removeAll(keepingCapacity: true)
-            KeyEncoding.appendObjectKey(id, to: &linkKey)
-            KeyEncoding.appendObjectKey(member, to: &linkKey)
-            try put(store, name, key: linkKey, value: [])
+            holdLink(store, name, owner: id, member: member)
             return
         }
         try OrderedLinks.insert(self, store: store, tree: name, owner: id, member: member, at: position)
@@ -221,7 +247,7 @@ final class SaveSession: GraphEditor {
             if !keys.isEmpty { markLink(id, field) }
             for key in keys { try delete(store, name, key: key) }
         }
-        rows[id]?.current = nil
+        if let i = rowIndex[id] { entries[i].current = nil }
     }
 
     private func linkTree(_ id: ObjectID, _ field: Int) -> (String, Bool)? {
@@ -232,8 +258,51 @@ final class SaveSession: GraphEditor {
     }
 
     private func markLink(_ id: ObjectID, _ field: Int) {
-        guard let i = rows.index(forKey: id) else { return }
-        if !rows.values[i].linkFields.contains(field) { rows.values[i].linkFields.append(field) }
+        guard let i = rowIndex[id] else { return }
+        if !entries[i].linkFields.contains(field) { entries[i].linkFields.append(field) }
+    }
+
+    // MARK: Held-back link puts
+
+    /// `link/…` (unordered to-many) and nothing else starts with an "l".
+    @inline(__always)
+    static func isLinkTree(_ name: String) -> Bool { name.utf8.first == UInt8(ascii: "l") }
+
+    private func holdLink(_ store: Int, _ tree: String, owner: ObjectID, member: ObjectID) {
+        hasPendingLinks = true
+        for g in pendingLinks.indices where pendingLinks[g].store == store && pendingLinks[g].tree == tree {
+            pendingLinks[g].pairs.append((owner, member))
+            return
+        }
+        pendingLinks.append((store, tree, [(owner, member)]))
+    }
+
+    @inline(__always)
+    static func precedes(_ a: (owner: ObjectID, member: ObjectID), _ b: (owner: ObjectID, member: ObjectID)) -> Bool {
+        a.owner != b.owner ? a.owner < b.owner : a.member < b.member
+    }
+
+    /// Puts the held-back links, each tree's in key order (owner then member, as the key is laid out).
+    func putPendingLinks() throws(KeelError) {
+        guard hasPendingLinks else { return }
+        let groups = pendingLinks
+        pendingLinks = []
+        hasPendingLinks = false
+        for g in groups {
+            var pairs = g.pairs
+            var sorted = true
+            for i in pairs.indices.dropFirst() where !Self.precedes(pairs[i - 1], pairs[i]) {
+                sorted = false
+                break
+            }
+            if !sorted { pairs.sort(by: Self.precedes) }
+            for (owner, member) in pairs {
+                linkKey.removeAll(keepingCapacity: true)
+                KeyEncoding.appendObjectKey(owner, to: &linkKey)
+                KeyEncoding.appendObjectKey(member, to: &linkKey)
+                try put(g.store, g.tree, key: linkKey, value: [])
+            }
+        }
     }
 
     // MARK: Scans (batch requests)
@@ -244,57 +313,5 @@ final class SaveSession: GraphEditor {
         let tree = try readTree(store, layout.objects[entity.index])
         try TreeReading.scan(tree, entities: TreeReading.scanEntities(model, entity, includeSubentities: includeSubentities),
                              model: model, body)
-    }
-}
-
-/// Ordered to-many links (`olink/`): keys owner·position (u64 BE), value the member's key.
-/// Positions leave gaps of 2^20 so an insert between two members usually takes their midpoint;
-/// when there is no room the owner's list is renumbered.
-enum OrderedLinks {
-    static let gap: UInt64 = 1 << 20
-
-    static func entries(_ s: SaveSession, store: Int, tree: String, owner: ObjectID) throws(KeelError) -> [(ObjectID, UInt64)] {
-        var out: [(ObjectID, UInt64)] = []
-        try TreeReading.forEachLink(try s.readTree(store, tree), owner, ordered: true) { m, p in out.append((m, p)) }
-        return out
-    }
-
-    static func key(_ owner: ObjectID, _ position: UInt64) -> [UInt8] {
-        var k = KeyEncoding.objectKey(owner)
-        KeyEncoding.appendU64(position, to: &k)
-        return k
-    }
-
-    static func insert(_ s: SaveSession, store: Int, tree: String, owner: ObjectID, member: ObjectID, at index: Int?) throws(KeelError) {
-        var list = try entries(s, store: store, tree: tree, owner: owner)
-        if let existing = list.firstIndex(where: { $0.0 == member }) {
-            guard index != nil else { return }
-            try s.delete(store, tree, key: key(owner, list[existing].1))
-            list.remove(at: existing)
-        }
-        let i = min(max(index ?? list.count, 0), list.count)
-        let below: UInt64 = i > 0 ? list[i - 1].1 : 0
-        let above: UInt64? = i < list.count ? list[i].1 : nil
-        if let above {
-            if above - below >= 2 {
-                try s.put(store, tree, key: key(owner, below + (above - below) / 2), value: KeyEncoding.objectKey(member))
-                return
-            }
-            // No room: renumber the whole list with the new member in place.
-            for (_, p) in list { try s.delete(store, tree, key: key(owner, p)) }
-            var members = list.map(\.0)
-            members.insert(member, at: i)
-            for (n, m) in members.enumerated() {
-                try s.put(store, tree, key: key(owner, UInt64(n + 1) * gap), value: KeyEncoding.objectKey(m))
-            }
-            return
-        }
-        try s.put(store, tree, key: key(owner, below + gap), value: KeyEncoding.objectKey(member))
-    }
-
-    static func remove(_ s: SaveSession, store: Int, tree: String, owner: ObjectID, member: ObjectID) throws(KeelError) {
-        for (m, p) in try entries(s, store: store, tree: tree, owner: owner) where m == member {
-            try s.delete(store, tree, key: key(owner, p))
-        }
     }
 }

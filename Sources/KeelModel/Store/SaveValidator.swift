@@ -22,12 +22,21 @@ struct UniqueClash {
 }
 
 enum SaveValidator {
-    /// Objects alive after the save that it inserted or changed (row or links).
-    static func touched(_ s: SaveSession) -> [ObjectID] {
-        s.rows.compactMap { id, e in
-            guard let c = e.current else { return nil }
-            return e.inserted || c.values != e.original?.values || !e.linkFields.isEmpty ? id : nil
-        }.sorted()
+    /// Objects alive after the save that it inserted or changed (row or links), as positions in
+    /// `s.entries`, in ID order.
+    static func touched(_ s: SaveSession) -> [Int] {
+        var out: [Int] = []
+        out.reserveCapacity(s.entries.count)
+        var sorted = true
+        for i in s.entries.indices where s.entries[i].current != nil {
+            if !s.entries[i].inserted, s.entries[i].linkFields.isEmpty, s.entries[i].current?.values == s.entries[i].original?.values {
+                continue
+            }
+            if let last = out.last, !(s.entries[last].id < s.entries[i].id) { sorted = false }
+            out.append(i)
+        }
+        if !sorted { out.sort { s.entries[$0].id < s.entries[$1].id } }
+        return out
     }
 
     static func validate(_ s: SaveSession) throws(KeelError) -> [ValidationFailure] {
@@ -38,13 +47,16 @@ enum SaveValidator {
         // their own.
         let denied = Set(s.denials.map { "\($0.object.entity.rawValue)/\($0.object.number).\($0.relationship)" })
         func nullifiedByDeny(_ id: ObjectID, _ field: Int, _ r: Relationship) -> Bool {
-            guard !denied.isEmpty, let inverse = r.inverse, let x = s.rows[id]?.original?.values[field].objectID else { return false }
+            guard !denied.isEmpty, let inverse = r.inverse, let i = s.rowIndex[id],
+                let x = s.entries[i].original?.values[field].objectID
+            else { return false }
             return denied.contains("\(x.entity.rawValue)/\(x.number).\(inverse)")
         }
         let touchedIDs = touched(s)
         var regexes: [String: Regex<AnyRegexOutput>?] = [:]
-        for id in touchedIDs {
-            guard let i = s.rows.index(forKey: id), let c = s.rows.values[i].current else { continue }
+        for i in touchedIDs {
+            let id = s.entries[i].id
+            guard let c = s.entries[i].current else { continue }
             let rules = s.layout.rules[id.entity.index]
             if rules.isEmpty { continue }
             func fail(_ p: String, _ rule: String, _ message: String) {
@@ -112,14 +124,15 @@ enum SaveValidator {
 
     /// Groups of objects that would share a unique key after the save: touched objects by
     /// their new keys, plus the stored holder of each key when it is untouched (it keeps it).
-    static func uniqueClashes(_ s: SaveSession, touched touchedIDs: [ObjectID]) throws(KeelError) -> [UniqueClash] {
+    static func uniqueClashes(_ s: SaveSession, touched: [Int]) throws(KeelError) -> [UniqueClash] {
         let model = s.model
-        guard touchedIDs.contains(where: { s.layout.hasUnique[$0.entity.index] }) else { return [] }
+        guard touched.contains(where: { s.layout.hasUnique[s.entries[$0].id.entity.index] }) else { return [] }
+        let touchedIDs = touched.map { s.entries[$0].id }
         let touchedSet = Set(touchedIDs)
         var groups: [[UInt8]: (Index, [ObjectID])] = [:]
         var order: [[UInt8]] = []
         for id in touchedIDs where s.layout.hasUnique[id.entity.index] {
-            guard let c = s.rows[id]?.current else { continue }
+            guard let i = s.rowIndex[id], let c = s.entries[i].current else { continue }
             for u in model[id.entity].uniqueConstraints {
                 let values = u.fields.map { c.values[$0] }
                 if values.contains(where: \.isNull) { continue }

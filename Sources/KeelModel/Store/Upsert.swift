@@ -16,8 +16,8 @@ enum Upsert {
         var editor = session
         let model = session.model
         for clash in try SaveValidator.uniqueClashes(session, touched: SaveValidator.touched(session)) {
-            let existing = clash.holders.filter { session.rows[$0]?.inserted != true }
-            let fresh = clash.holders.filter { session.rows[$0]?.inserted == true && insertedHere.contains($0) }
+            let existing = clash.holders.filter { !session.isInserted($0) }
+            let fresh = clash.holders.filter { session.isInserted($0) && insertedHere.contains($0) }
             guard existing.count == 1, let e = existing.first, !fresh.isEmpty, fresh.count + 1 == clash.holders.count else { continue }
             for i in fresh where merged[i] == nil {
                 guard let source = try session.current(i) else { continue }
