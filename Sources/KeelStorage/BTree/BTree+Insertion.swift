@@ -25,11 +25,17 @@ extension BTree {
     }
 
     /// The put once the leaf that holds (or would hold) `key` is found, with the path to it.
+    /// `sequential`: the previous write to this leaf appended at its end too (a hint knows), so
+    /// if this append splits the leaf, the split keeps the leaf full and starts a new page, as at
+    /// the tree's right edge. Returns whether the put appended at the leaf's end.
+    @discardableResult
     func put<Sink: PageSink>(
-        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, leaf: Node, path: TreePath, in sink: Sink
-    ) throws(StorageError) {
+        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, leaf: Node, path: TreePath, in sink: Sink,
+        sequential: Bool = false
+    ) throws(StorageError) -> Bool {
         let pageSize = sink.pageSize
         let (index, found) = try leaf.leafSearch(key)
+        let appending = !found && index == leaf.count
         var oldSize: Int?
         if found {
             let entry = try leaf.leafEntry(at: index)
@@ -41,11 +47,13 @@ extension BTree {
         }
         let inlineSize = PendingCell.leafSize(keyLength: key.count, valueLength: value.count)
         if inlineSize <= BTreeLimits.maxCellSize(pageSize: pageSize) {
-            try store(.leaf(key: key, value: value), at: index, replacing: oldSize, in: leaf.number, path, sink)
+            try store(.leaf(key: key, value: value), at: index, replacing: oldSize, in: leaf.number, path, sink,
+                      keepLeafFull: sequential && appending)
         } else {
             let reference = try OverflowChain.write(value, in: sink)
             try store(.leafOverflow(key: key, reference: reference), at: index, replacing: oldSize, in: leaf.number, path, sink)
         }
+        return appending
     }
 
     public func put(key: [UInt8], value: [UInt8], in sink: some PageSink) throws(StorageError) {
@@ -58,7 +66,7 @@ extension BTree {
     /// when replacing (in place when the new cell is no larger).
     private func store<Sink: PageSink>(
         _ cell: PendingCell, at index: Int, replacing oldSize: Int?, in number: PageNumber,
-        _ path: TreePath, _ sink: Sink
+        _ path: TreePath, _ sink: Sink, keepLeafFull: Bool = false
     ) throws(StorageError) {
         let leaf = try Node(sink.writablePage(number), number)
         if let oldSize {
@@ -68,17 +76,19 @@ extension BTree {
             }
             try leaf.remove(at: index)
         }
-        try insert(cell, at: index, into: leaf, level: path.depth, path: path, sink: sink)
+        try insert(cell, at: index, into: leaf, level: path.depth, path: path, sink: sink, keepFull: keepLeafFull)
     }
 
     /// Inserts `cell` at slot `index` of the writable `node` at `level`, splitting it (and its
-    /// ancestors, up to the root) when it is full.
+    /// ancestors, up to the root) when it is full. `keepFull`: split as at the right edge (the
+    /// node keeps every cell it has, the new page starts with `cell`).
     func insert<Sink: PageSink>(
-        _ cell: PendingCell, at index: Int, into node: Node, level: Int, path: TreePath, sink: Sink
+        _ cell: PendingCell, at index: Int, into node: Node, level: Int, path: TreePath, sink: Sink,
+        keepFull: Bool = false
     ) throws(StorageError) {
         if try node.insert(cell, at: index) { return }
         let bias: CellRun.Bias =
-            level <= path.rightEdge && index == node.count ? .right
+            (keepFull || level <= path.rightEdge) && index == node.count ? .right
             : level <= path.leftEdge && index == 0 ? .left : .balanced
         if bias == .balanced, try shareOnInsert(cell, at: index, into: node, level: level, path: path, sink: sink) {
             return

@@ -95,4 +95,46 @@ struct BTreeHintTests {
         expectSound([tree], in: sink)
         #expect(try tree.count(in: sink) == 301)
     }
+
+    @Test("runs of appends into the middle of a tree through hints fill their pages")
+    func appendRunsFillPages() throws {
+        func build(hinted: Bool) throws -> (MemoryPageSink, BTree) {
+            let sink = MemoryPageSink(pageSize: 4096)
+            let tree = BTree(root: try BTree.create(in: sink))
+            var hints = [BTreeHint](repeating: BTreeHint(), count: 8)
+            let value = [UInt8](repeating: 7, count: 20)
+            // Each stream's keys ascend, the streams take turns by runs of 100 (as a save puts each
+            // department's new link entries together): eight append points inside the tree.
+            for run in 0..<30 {
+                for (s, j) in (0..<8).flatMap({ s in (0..<100).map { (s, $0) } }) {
+                    let key = Self.streamKey(s, run * 100 + j)
+                    if hinted {
+                        try key.withUnsafeBytes { k in
+                            try value.withUnsafeBytes { v in try tree.put(key: k, value: v, in: sink, hint: &hints[s]) }
+                        }
+                    } else {
+                        try tree.put(key: key, value: value, in: sink)
+                    }
+                }
+            }
+            sink.commit()
+            return (sink, tree)
+        }
+        let (hintedSink, hintedTree) = try build(hinted: true)
+        let (plainSink, _) = try build(hinted: false)
+        expectSound([hintedTree], in: hintedSink)
+        #expect(try hintedTree.count(in: hintedSink) == 24_000)
+        var seen = 0
+        var previous: [UInt8]?
+        try hintedTree.forEach(in: hintedSink.snapshot()) { key, _ in
+            if let previous { #expect(previous.lexicographicallyPrecedes([UInt8](key))) }
+            previous = [UInt8](key)
+            seen += 1
+            return true
+        }
+        #expect(seen == 24_000)
+        // Kept-full splits fill pages at least as well as balanced splits with sharing do.
+        #expect(hintedSink.livePageCount <= plainSink.livePageCount,
+                "hinted \(hintedSink.livePageCount) pages, plain \(plainSink.livePageCount)")
+    }
 }
