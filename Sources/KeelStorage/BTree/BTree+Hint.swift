@@ -10,10 +10,11 @@
 // overflow value) leaves the hint invalid, and the next write descends again.
 //
 // Object keys of one batch arrive in ascending order, and so do the link and index keys a save
-// puts after sorting them: all but the first write per leaf skip the descent. A run of appends at
-// the end of one leaf (ascending keys into the middle of a tree, such as a department's new link
-// entries) splits that leaf as the tree's right edge does: the leaf stays full and the next page
-// starts with the new key, instead of half-empty pages or cells pushed into the neighbour.
+// puts after sorting them: all but the first write per leaf skip the descent. A run of inserts at
+// consecutive slots (ascending keys into the middle of a tree, such as a department's new link
+// entries before the next department's) splits a full leaf right after the new cell: the run goes
+// on at the end of the left page, which then fills completely, instead of pages split in halves
+// or cells pushed into the neighbour at every split.
 
 /// Where the last hinted write of one tree landed. Keep one per tree and pass it to every
 /// `put(key:value:in:hint:)` / `delete(key:in:hint:)` of that tree in one write transaction.
@@ -27,8 +28,10 @@ public struct BTreeHint {
     var hasUpper = false
     var shape: UInt64 = 0
     var isValid = false
-    /// The last write appended at the end of the leaf: a run of ascending keys is under way.
-    var appended = false
+    /// The key the last put inserted (when `hasKey`): a key that lands right after it continues
+    /// a run of ascending keys.
+    var key: [UInt8] = []
+    var hasKey = false
 
     public init() {}
 
@@ -49,13 +52,17 @@ extension BTree {
     ) throws(StorageError) {
         try checkSizes(key: key, value: value, pageSize: sink.pageSize)
         let shape = sink.shapeCount
-        let sequential = hint.covers(key, root: root, shape: shape) && hint.appended
         let (leaf, path) = try hintedLeaf(for: key, in: sink, hint: &hint, shape: shape)
-        let appended = try put(key: key, value: value, leaf: leaf, path: path, in: sink, sequential: sequential)
+        let previous = hint.key
+        let inserted = try previous.withBytes { (p) throws(StorageError) -> Bool in
+            try put(key: key, value: value, leaf: leaf, path: path, in: sink, previousKey: hint.hasKey ? p : nil)
+        }
         keep(&hint, leaf: leaf.number, path: path, shape: shape, in: sink)
-        // After a keep-full split the new page holds the key; the next append finds it by descent
-        // and the run goes on.
-        hint.appended = appended
+        hint.hasKey = inserted
+        if inserted {
+            hint.key.removeAll(keepingCapacity: true)
+            hint.key.append(contentsOf: key)
+        }
     }
 
     /// `delete(key:in:)` that first tries the leaf of the previous hinted write.
@@ -65,7 +72,7 @@ extension BTree {
         let (leaf, path) = try hintedLeaf(for: key, in: sink, hint: &hint, shape: shape)
         let found = try delete(key: key, leaf: leaf, path: path, in: sink)
         keep(&hint, leaf: leaf.number, path: path, shape: shape, in: sink)
-        hint.appended = false
+        hint.hasKey = false
         return found
     }
 

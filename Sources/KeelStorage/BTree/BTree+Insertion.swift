@@ -25,17 +25,22 @@ extension BTree {
     }
 
     /// The put once the leaf that holds (or would hold) `key` is found, with the path to it.
-    /// `sequential`: the previous write to this leaf appended at its end too (a hint knows), so
-    /// if this append splits the leaf, the split keeps the leaf full and starts a new page, as at
-    /// the tree's right edge. Returns whether the put appended at the leaf's end.
+    /// `previousKey`: the key the previous put of the caller inserted (a hint keeps it). When the
+    /// new key lands right after it — a run of ascending keys — and the leaf is full, the split
+    /// cuts right after the new cell, so the run goes on at the end of a page (at the leaf's end
+    /// that keeps the leaf full, as at the tree's right edge). Returns whether the key was new.
     @discardableResult
     func put<Sink: PageSink>(
         key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, leaf: Node, path: TreePath, in sink: Sink,
-        sequential: Bool = false
+        previousKey: UnsafeRawBufferPointer? = nil
     ) throws(StorageError) -> Bool {
         let pageSize = sink.pageSize
         let (index, found) = try leaf.leafSearch(key)
-        let appending = !found && index == leaf.count
+        var run = false
+        if !found, index > 0, let previousKey {
+            let (start, length) = try leaf.leafKey(at: index - 1)
+            run = Node.compare(previousKey, leaf.base + start, length) == 0
+        }
         var oldSize: Int?
         if found {
             let entry = try leaf.leafEntry(at: index)
@@ -47,13 +52,12 @@ extension BTree {
         }
         let inlineSize = PendingCell.leafSize(keyLength: key.count, valueLength: value.count)
         if inlineSize <= BTreeLimits.maxCellSize(pageSize: pageSize) {
-            try store(.leaf(key: key, value: value), at: index, replacing: oldSize, in: leaf.number, path, sink,
-                      keepLeafFull: sequential && appending)
+            try store(.leaf(key: key, value: value), at: index, replacing: oldSize, in: leaf.number, path, sink, run: run)
         } else {
             let reference = try OverflowChain.write(value, in: sink)
             try store(.leafOverflow(key: key, reference: reference), at: index, replacing: oldSize, in: leaf.number, path, sink)
         }
-        return appending
+        return !found
     }
 
     public func put(key: [UInt8], value: [UInt8], in sink: some PageSink) throws(StorageError) {
@@ -66,7 +70,7 @@ extension BTree {
     /// when replacing (in place when the new cell is no larger).
     private func store<Sink: PageSink>(
         _ cell: PendingCell, at index: Int, replacing oldSize: Int?, in number: PageNumber,
-        _ path: TreePath, _ sink: Sink, keepLeafFull: Bool = false
+        _ path: TreePath, _ sink: Sink, run: Bool = false
     ) throws(StorageError) {
         let leaf = try Node(sink.writablePage(number), number)
         if let oldSize {
@@ -76,19 +80,20 @@ extension BTree {
             }
             try leaf.remove(at: index)
         }
-        try insert(cell, at: index, into: leaf, level: path.depth, path: path, sink: sink, keepFull: keepLeafFull)
+        try insert(cell, at: index, into: leaf, level: path.depth, path: path, sink: sink, run: run)
     }
 
     /// Inserts `cell` at slot `index` of the writable `node` at `level`, splitting it (and its
-    /// ancestors, up to the root) when it is full. `keepFull`: split as at the right edge (the
-    /// node keeps every cell it has, the new page starts with `cell`).
+    /// ancestors, up to the root) when it is full. `run`: `cell` continues a run of ascending
+    /// inserts: cut right after it (no sharing with a neighbour).
     func insert<Sink: PageSink>(
         _ cell: PendingCell, at index: Int, into node: Node, level: Int, path: TreePath, sink: Sink,
-        keepFull: Bool = false
+        run: Bool = false
     ) throws(StorageError) {
         if try node.insert(cell, at: index) { return }
         let bias: CellRun.Bias =
-            (keepFull || level <= path.rightEdge) && index == node.count ? .right
+            run ? .after(index)
+            : level <= path.rightEdge && index == node.count ? .right
             : level <= path.leftEdge && index == 0 ? .left : .balanced
         if bias == .balanced, try shareOnInsert(cell, at: index, into: node, level: level, path: path, sink: sink) {
             return

@@ -3,13 +3,16 @@
 /// siblings share their cells, or into one when siblings merge. Not on the hot path (it
 /// allocates); the cells were parsed with bounds checks before they were gathered.
 struct CellRun {
-    enum Bias {
+    enum Bias: Equatable {
         /// Halves of about equal size.
         case balanced
         /// Keep as much as possible on the left: appending at the tree's right edge.
         case right
         /// Keep as much as possible on the right: prepending at the tree's left edge.
         case left
+        /// Cut right after cell `i` (the cell a run of ascending inserts just placed), so the run
+        /// goes on at the end of the left page; balanced when that cut does not fit.
+        case after(Int)
     }
 
     let base: UnsafeMutableRawPointer
@@ -72,6 +75,15 @@ struct CellRun {
         var best: Int?
         var bestImbalance = Int.max
         let candidates = isLeaf ? 1..<max(1, cells.count) : 1..<max(1, cells.count - 1)
+        var bias = bias
+        if case .after(let i) = bias {
+            // The new cell last: as at the right edge. Else the cut after it, when both halves fit.
+            let m = i + 1
+            if m >= cells.count { bias = .right } else {
+                bias = .balanced
+                if candidates.contains(m), prefix[m] <= usable, total - prefix[isLeaf ? m : m + 1] <= usable { return m }
+            }
+        }
         for m in candidates {
             let left = prefix[m]
             let right = total - prefix[isLeaf ? m : m + 1]
@@ -79,7 +91,7 @@ struct CellRun {
             switch bias {
             case .right: best = m
             case .left: if best == nil { best = m }
-            case .balanced:
+            case .balanced, .after:
                 let imbalance = abs(left - right)
                 if imbalance < bestImbalance {
                     best = m
