@@ -18,6 +18,7 @@ extension ObjectContext {
     public func insert(entity name: String, typedValues values: [String: Value]) throws(KeelError) -> ObjectID {
         let entity = try insertable(name)
         try prepare()
+        if let id = try fastInsert(entity, values) { return id }
         let inputs = try inputs(values, for: entity, state: overlay)
         return try insert(entity, inputs)
     }

@@ -32,6 +32,8 @@ public final class ObjectContext {
     var overlay: ContextOverlay
     /// The store snapshot the overlay reads (root contexts only).
     private var snapshot: (any ContextSnapshot)?
+    /// Per entity, made at its first insert (ObjectContext+FastInsert.swift).
+    var insertPlans: [InsertPlan?] = []
 
     /// A context that reads from and saves to the store.
     public init(store: any ContextStore, mergePolicy: MergePolicy = .error) {

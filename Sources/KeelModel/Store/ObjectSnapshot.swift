@@ -3,11 +3,16 @@
 // not at all). What a context reads between its saves.
 
 import KeelStorage
+import Synchronization
 
 public final class ObjectSnapshot: ObjectReader, Sendable {
     public let model: Model
     let layout: TreeLayout
     let snapshots: [Snapshot]
+    /// The last rows `object(_:)` read (and misses), by ID: a snapshot never changes, and a
+    /// context checks the same few targets (a department, for every employee inserted into it)
+    /// again and again. Emptied at close, so reads after it still throw.
+    private let recent = Mutex(RecentRows())
 
     init(model: Model, layout: TreeLayout, snapshots: [Snapshot]) {
         self.model = model
@@ -19,6 +24,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
 
     /// Releases the pinned snapshots. Idempotent; later reads throw.
     public func close() {
+        recent.withLock { $0 = RecentRows() }
         for s in snapshots { s.close() }
     }
 
@@ -41,12 +47,15 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     public func object(_ id: ObjectID) throws(KeelError) -> StoredObject? {
+        if let hit = recent.withLock({ $0.lookup(id) }) { return hit.row }
         try checkEntity(id.entity)
-        return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> StoredObject? in
+        let row = try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> StoredObject? in
             var key: [UInt8] = []
             let tree = try engine { () throws(StorageError) in try txn.tree(layout.objects[id.entity.index]) }
             return try TreeReading.row(tree, id, fieldCount: layout.fieldCounts[id.entity.index], key: &key)
         }
+        recent.withLock { $0.store(id, row) }
+        return row
     }
 
     /// Many objects at once (one read transaction per store): nil where there is no such object.
@@ -127,5 +136,30 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
             let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(constraint)) }
             return try TreeReading.holder(tree, key: KeyEncoding.valuesKey(values))
         }
+    }
+}
+
+/// A small direct-mapped cache of rows read from one snapshot (misses included).
+struct RecentRows: ~Copyable {
+    static let slots = 64
+    private var ids: [ObjectID?] = Array(repeating: nil, count: RecentRows.slots)
+    private var rows: [StoredObject?] = Array(repeating: nil, count: RecentRows.slots)
+
+    @inline(__always)
+    private static func slot(_ id: ObjectID) -> Int {
+        Int(truncatingIfNeeded: (id.number &* 0x9E37_79B9_7F4A_7C15) >> 58 ^ UInt64(id.entity.rawValue)) & (slots - 1)
+    }
+
+    /// `(row)` when `id` is cached (row nil: no such object), nil when it is not.
+    func lookup(_ id: ObjectID) -> (row: StoredObject?, Void)? {
+        let s = Self.slot(id)
+        guard ids[s] == id else { return nil }
+        return (rows[s], ())
+    }
+
+    mutating func store(_ id: ObjectID, _ row: StoredObject?) {
+        let s = Self.slot(id)
+        ids[s] = id
+        rows[s] = row
     }
 }

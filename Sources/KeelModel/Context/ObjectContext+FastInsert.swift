@@ -1,0 +1,123 @@
+// The common INSERT, made cheap: typed values that are all stored attributes of a fitting type
+// and to-ones whose inverse is an unordered to-many (an employee and its department). Each
+// entity's names are resolved once per context (`InsertPlan`), the values are checked without
+// sorting or building inputs, and the row is written whole: the same overlay state, log entry and
+// journal as the general path (ObjectContext+Commands.swift), which runs instead — and reports
+// the error — whenever anything is out of the ordinary (an unknown name, a value that does not
+// fit or needs converting, a missing target, a transient, a to-many, any other relationship).
+
+/// Per entity: how the fast insert treats each property name.
+struct InsertPlan {
+    enum Kind {
+        /// A stored attribute of this type.
+        case attribute(AttributeType)
+        /// A to-one whose inverse is the unordered to-many `inverseField` of `destination`.
+        case toOne(destination: EntityID, inverseField: Int)
+    }
+
+    let fieldCount: Int
+    let byName: [String: (field: Int, kind: Kind)]
+    /// Stored attributes with a default value, for the ones the insert leaves out.
+    let defaults: [(field: Int, value: Value)]
+    /// A transient attribute has a default: the general path handles that.
+    let hasTransientDefault: Bool
+
+    init(_ entity: Entity, model: Model) {
+        var byName: [String: (field: Int, kind: Kind)] = [:]
+        var defaults: [(field: Int, value: Value)] = []
+        var transientDefault = false
+        for (field, p) in entity.properties.enumerated() {
+            switch p {
+            case .attribute(let a):
+                if a.isTransient {
+                    if a.defaultValue != nil { transientDefault = true }
+                    continue
+                }
+                byName[a.name] = (field, .attribute(a.type))
+                if let d = a.defaultValue { defaults.append((field, d)) }
+            case .relationship(let r) where !r.isToMany:
+                let destination = model[r.destination]
+                guard let name = r.inverse, let inverseField = destination.field(named: name),
+                    case .relationship(let inverse) = destination.properties[inverseField], inverse.isToMany, !inverse.isOrdered
+                else { continue }
+                byName[r.name] = (field, .toOne(destination: r.destination, inverseField: inverseField))
+            case .relationship:
+                continue
+            }
+        }
+        self.fieldCount = entity.properties.count
+        self.byName = byName
+        self.defaults = defaults
+        self.hasTransientDefault = transientDefault
+    }
+
+    /// The value as `ValueFit.check` would return it, when it fits without conversion; nil when
+    /// the general path must decide (a conversion, a range to check, an error to report).
+    static func fitting(_ value: Value, _ type: AttributeType) -> Value? {
+        switch (type, value) {
+        case (_, .null): return .null
+        case (.int16, .int(let i)): return Int16(exactly: i) == nil ? nil : value
+        case (.int32, .int(let i)): return Int32(exactly: i) == nil ? nil : value
+        case (.int64, .int), (.double, .double), (.decimal, .decimal), (.string, .string), (.bool, .bool),
+            (.date, .date), (.binary, .binary), (.uuid, .uuid), (.uri, .uri), (.json, .json):
+            return value
+        default: return nil
+        }
+    }
+}
+
+extension ObjectContext {
+    /// The fast INSERT, or nil (having changed nothing and taken no ID) when the general path
+    /// must run.
+    func fastInsert(_ entity: Entity, _ values: [String: Value]) throws(KeelError) -> ObjectID? {
+        let e = entity.id.index
+        if insertPlans.count <= e { insertPlans.append(contentsOf: repeatElement(nil, count: e + 1 - insertPlans.count)) }
+        if insertPlans[e] == nil { insertPlans[e] = InsertPlan(entity, model: model) }
+        guard let plan = insertPlans[e], !plan.hasTransientDefault else { return nil }
+        var row = [Value](repeating: .null, count: plan.fieldCount)
+        // Which fields were given (null included), when some attribute has a default.
+        var given = plan.defaults.isEmpty ? [] : [Bool](repeating: false, count: plan.fieldCount)
+        var links: [(target: ObjectID, field: Int, inverseField: Int)] = []
+        for (name, value) in values {
+            guard let (field, kind) = plan.byName[name] else { return nil }
+            switch kind {
+            case .attribute(let type):
+                guard let v = InsertPlan.fitting(value, type) else { return nil }
+                row[field] = v
+            case .toOne(let destination, let inverseField):
+                switch value {
+                case .null: break
+                case .object(let target):
+                    guard model[destination].includes(target.entity), (try? overlay.exists(target)) == true else { return nil }
+                    row[field] = value
+                    links.append((target, field, inverseField))
+                default: return nil
+                }
+            }
+            if !given.isEmpty { given[field] = true }
+        }
+        // Attributes left out take their default (a given null stays null).
+        for (field, value) in plan.defaults where !given[field] { row[field] = value }
+        let id = try root.newObjectID(for: entity.id)
+        guard id.entity == entity.id else {
+            throw KeelError(.internal, "the store gave \(id.text(in: model)) for a new \(entity.name)")
+        }
+        let finalRow = row
+        let finalLinks = links
+        try perform { (o) throws(KeelError) in try o.applyPlainInsert(id, row: finalRow, links: finalLinks) }
+        return id
+    }
+}
+
+extension ContextOverlay {
+    /// A new object whose row is complete (attributes, defaults and to-one targets) and whose
+    /// only inverses are unordered to-manys of its targets: the state `applyInsert` leaves for
+    /// the same values (row, each target's pending member, the live insert in the log).
+    mutating func applyPlainInsert(_ id: ObjectID, row: [Value], links: [(target: ObjectID, field: Int, inverseField: Int)]) throws(KeelError) {
+        insertRow(id, values: row)
+        for link in links {
+            try linkMember(link.target, field: link.inverseField, member: id, at: nil, ordered: false)
+        }
+        sealInsert(id)
+    }
+}

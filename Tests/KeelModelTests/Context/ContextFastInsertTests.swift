@@ -1,0 +1,122 @@
+// The fast typed INSERT (ObjectContext+FastInsert.swift) leaves exactly the state the general
+// path leaves for the same values — rows, defaults, inverse members, the change set a save hands
+// the store — and every value it does not take goes to the general path, which reports the same
+// error as before and changes nothing.
+
+import Testing
+
+@testable import KeelModel
+
+@Suite("Context fast insert")
+struct ContextFastInsertTests {
+    static let modelText = """
+        { "name": "Fast", "version": 1, "entities": [
+          { "name": "Team",
+            "attributes": [ { "name": "name", "type": "string" } ],
+            "relationships": [ { "name": "members", "destination": "Member", "inverse": "team", "toMany": true },
+                               { "name": "lead", "destination": "Member", "inverse": "leads" } ] },
+          { "name": "Member",
+            "attributes": [
+              { "name": "name",  "type": "string", "optional": false },
+              { "name": "level", "type": "int16", "defaultValue": 3 },
+              { "name": "note",  "type": "string", "defaultValue": "none" },
+              { "name": "pay",   "type": "decimal" },
+              { "name": "rate",  "type": "double" } ],
+            "relationships": [ { "name": "team", "destination": "Team", "inverse": "members" },
+                               { "name": "leads", "destination": "Team", "inverse": "lead", "toMany": true } ] }
+        ] }
+        """
+
+    /// Two contexts on two stores with the same teams; one inserts typed values (fast path), the
+    /// other the same values as JSON (the general path).
+    static func pair() throws -> (fast: ObjectContext, general: ObjectContext, teams: [ObjectID], model: Model) {
+        let model = try ModelLoader.load(text: modelText)
+        var contexts: [ObjectContext] = []
+        var teams: [ObjectID] = []
+        for _ in 0..<2 {
+            let store = MemoryStore(model: model)
+            let setup = ObjectContext(store: store)
+            teams = try (0..<3).map { i in try setup.insert(entity: "Team", values: ["name": .string("T\(i)")]) }
+            try setup.save()
+            contexts.append(ObjectContext(store: store))
+        }
+        return (contexts[0], contexts[1], teams, model)
+    }
+
+    @Test("typed inserts leave the state JSON inserts leave: rows, defaults, inverse members, change set")
+    func sameState() throws {
+        let (fast, general, teams, model) = try Self.pair()
+        let members: [[String: Value]] = [
+            ["name": .string("a"), "level": .int(7), "pay": .decimal(12.5), "team": .object(teams[0])],
+            ["name": .string("b"), "team": .object(teams[1]), "rate": .double(0.25)],
+            ["name": .string("c"), "note": .null, "team": .null],
+            ["name": .string("d"), "level": .null, "team": .object(teams[0])],
+        ]
+        var fastIDs: [ObjectID] = []
+        var generalIDs: [ObjectID] = []
+        for values in members {
+            fastIDs.append(try fast.insert(entity: "Member", typedValues: values))
+            var json: [String: JSON] = [:]
+            for (name, value) in values {
+                switch value {
+                case .string(let s): json[name] = .string(s)
+                case .int(let i): json[name] = .int(i)
+                case .double(let d): json[name] = .double(d)
+                case .decimal(let d): json[name] = .string("\(d)")
+                case .object(let id): json[name] = .string(id.text(in: model))
+                default: json[name] = .null
+                }
+            }
+            generalIDs.append(try general.insert(entity: "Member", values: .object(.init(uniqueKeysWithValues: json.map { ($0, $1) }))))
+        }
+        #expect(fastIDs == generalIDs)
+        #expect(fast.changes() == general.changes())
+        for id in fastIDs { #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model)) }
+        for team in teams {
+            #expect(try fast.get(team, include: ["members"]).json(in: model) == general.get(team, include: ["members"]).json(in: model))
+        }
+        let a = try fast.overlay.changeSet()
+        let b = try general.overlay.changeSet()
+        #expect(a.changes == b.changes)
+        #expect(a.originals.keys.sorted() == b.originals.keys.sorted())
+        // Defaults where left out, null where given null.
+        let d = try fast.overlay.object(fastIDs[3])!
+        let member = model.entity(named: "Member")!
+        #expect(d.values[member.field(named: "level")!] == .null)
+        #expect(d.values[member.field(named: "note")!] == .string("none"))
+        let c = try fast.overlay.object(fastIDs[2])!
+        #expect(c.values[member.field(named: "level")!] == .int(3))
+        #expect(c.values[member.field(named: "note")!] == .null)
+    }
+
+    @Test("values the fast path does not take get the general path's errors and change nothing",
+          arguments: [
+            (["name": Value.string("x"), "level": .int(70_000)], KeelError.Code.type),
+            (["name": .string("x"), "nickname": .string("y")], .noSuchProperty),
+            (["name": .int(3)], .type),
+            (["name": .string("x"), "team": .object(ObjectID(entity: EntityID(1), number: 1))], .type),
+            (["name": .string("x"), "team": .object(ObjectID(entity: EntityID(0), number: 99))], .notFound),
+            (["name": .string("x"), "team": .objects([])], .type),
+          ])
+    func refused(values: [String: Value], code: KeelError.Code) throws {
+        let (fast, _, _, _) = try Self.pair()
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("first")])
+        let before = fast.changes()
+        #expect(throws: KeelError.self) { try fast.insert(entity: "Member", typedValues: values) }
+        do { try fast.insert(entity: "Member", typedValues: values) } catch { #expect(error.code == code, "\(error)") }
+        #expect(fast.changes() == before)
+    }
+
+    @Test("conversions and relationships the fast path leaves alone still work")
+    func generalCases() throws {
+        let (fast, _, teams, model) = try Self.pair()
+        // An int into a double and a decimal: converted by the general path.
+        let id = try fast.insert(entity: "Member", typedValues: ["name": .string("x"), "rate": .int(2), "pay": .int(5)])
+        let row = try fast.overlay.object(id)!
+        let member = model.entity(named: "Member")!
+        #expect(row.values[member.field(named: "rate")!] == .double(2))
+        // A to-many in the insert (the general path), and a one-to-many's other side.
+        let lead = try fast.insert(entity: "Member", typedValues: ["name": .string("lead"), "leads": .objects([teams[2]])])
+        #expect(try fast.overlay.value(of: teams[2], field: model.entity(named: "Team")!.field(named: "lead")!) == .object(lead))
+    }
+}
