@@ -133,11 +133,14 @@ struct ContextOverlay {
     /// when `keepTransients`, for objects that still exist.
     mutating func reset(keepTransients: Bool) {
         let gone = deleted
-        rows = [:]
-        members = [:]
+        // The tables keep their capacity (a context saving batch after batch would regrow them
+        // every time), unless they held a very large batch.
+        let keep = rows.count <= 65_536
+        rows.removeAll(keepingCapacity: keep)
+        members.removeAll(keepingCapacity: keep)
         deleted = []
         originals = [:]
-        log = []
+        log.removeAll(keepingCapacity: keep)
         insertedCount = 0
         if keepTransients {
             transients = transients.filter { !gone.contains($0.key) }

@@ -112,4 +112,6 @@ struct SaveCounter {
 struct IDRange {
     var next: UInt64
     var reserved: UInt64
+    /// The size of the next block to reserve (0: `idBlockSize`); doubles with every reservation.
+    var grant: UInt64 = 0
 }

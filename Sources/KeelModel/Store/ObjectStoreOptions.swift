@@ -8,7 +8,8 @@ public struct ObjectStoreOptions: Sendable {
     /// Keep at most this many history records (the oldest are pruned in the commit of each save);
     /// nil keeps all of them until `pruneHistory(keeping:)`.
     public var historyRetention: Int? = nil
-    /// Object numbers reserved per durable write (Decision 0004: blocks of 1,024).
+    /// Object numbers reserved by an entity's first durable reservation in a process (Decision
+    /// 0004: blocks of 1,024); each further reservation of the entity doubles it, up to 64 times.
     public var idBlockSize: UInt64 = 1024
 
     public init() {}
