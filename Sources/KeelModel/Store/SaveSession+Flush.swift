@@ -15,8 +15,8 @@ struct FlushSummary {
     var deleted: [ObjectID] = []
 }
 
-/// Index entries waiting to be put, grouped by tree (a save touches a few). Each group's keys
-/// sit in one byte buffer (no allocation per key) and are put sorted.
+/// Index entries waiting to be put (or deleted), grouped by tree (a save touches a few). Each
+/// group's keys sit in one byte buffer (no allocation per key) and are written sorted.
 struct IndexPuts {
     var groups: [(store: Int, tree: String, bytes: [UInt8], spans: [(start: Int32, count: Int32)])] = []
     private var last = -1
@@ -37,7 +37,7 @@ struct IndexPuts {
         groups[last].spans.append((Int32(start), Int32(prefix.count + suffix.count)))
     }
 
-    func flush(_ session: SaveSession) throws(KeelError) {
+    func flush(_ session: SaveSession, deleting: Bool = false) throws(KeelError) {
         for g in groups {
             var spans = g.spans
             let bytes = g.bytes
@@ -50,7 +50,8 @@ struct IndexPuts {
                 }
                 do throws(KeelError) {
                     for span in spans {
-                        try session.put(g.store, g.tree, key: UnsafeRawBufferPointer(start: base + Int(span.start), count: Int(span.count)))
+                        let key = UnsafeRawBufferPointer(start: base + Int(span.start), count: Int(span.count))
+                        if deleting { try session.delete(g.store, g.tree, key: key) } else { try session.put(g.store, g.tree, key: key) }
                     }
                 } catch {
                     return error
@@ -83,6 +84,9 @@ extension SaveSession {
         // Index entries are put after every row, tree by tree in key order (their keys come in
         // value order, random against the rows'): each put then lands next to the previous one.
         var indexPuts = IndexPuts()
+        // Non-unique index entries of old values, deleted the same way before the puts (an entry
+        // ends with its object's key, so no put of another object can meet one of them).
+        var indexDeletes = IndexPuts()
         // Unique entries: every removal first, so an object may take a key another one gives up
         // in the same save.
         var uniquePuts: [(Int, String, [UInt8], [UInt8])] = []
@@ -137,9 +141,9 @@ extension SaveSession {
                     }
                 } else {
                     if let old {
-                        var key = KeyEncoding.valuesKey(old)
-                        key.append(contentsOf: objectKey)
-                        try delete(store, tree, key: key)
+                        valueKey.removeAll(keepingCapacity: true)
+                        for v in old { KeyEncoding.appendValue(v, to: &valueKey) }
+                        indexDeletes.add(store, tree, valueKey, objectKey)
                     }
                     if let new {
                         valueKey.removeAll(keepingCapacity: true)
@@ -149,6 +153,7 @@ extension SaveSession {
                 }
             }
         }
+        try indexDeletes.flush(self, deleting: true)
         try indexPuts.flush(self)
         for (store, tree, key, value) in uniquePuts { try put(store, tree, key: key, value: value) }
         return summary

@@ -112,6 +112,13 @@ final class SaveSession: GraphEditor {
         if recording { ops[store].append(KeyOp(store: store, tree: tree, key: [UInt8](key), value: [])) }
     }
 
+    /// Deletes `key` (index entries).
+    func delete(_ store: Int, _ tree: String, key: UnsafeRawBufferPointer) throws(KeelError) {
+        guard let t = try readTree(store, tree) else { return }
+        let found = try engine { () throws(StorageError) in try t.delete(key: key) }
+        if found, recording { ops[store].append(KeyOp(store: store, tree: tree, key: [UInt8](key), value: nil)) }
+    }
+
     func delete(_ store: Int, _ tree: String, key: [UInt8]) throws(KeelError) {
         guard let t = try readTree(store, tree) else { return }
         let found = try engine { () throws(StorageError) in try t.delete(key: key) }
@@ -227,7 +234,8 @@ final class SaveSession: GraphEditor {
     }
 
     func destroy(_ id: ObjectID) throws(KeelError) {
-        guard try entry(id).current != nil else { return }
+        let slot = try slot(id)
+        guard entries[slot].current != nil else { return }
         let store = layout.storeOf[id.entity.index]
         for (field, name) in layout.links[id.entity.index].enumerated() {
             guard let name, let tree = try readTree(store, name) else { continue }
@@ -247,7 +255,7 @@ final class SaveSession: GraphEditor {
             if !keys.isEmpty { markLink(id, field) }
             for key in keys { try delete(store, name, key: key) }
         }
-        if let i = rowIndex[id] { entries[i].current = nil }
+        entries[slot].current = nil
     }
 
     private func linkTree(_ id: ObjectID, _ field: Int) -> (String, Bool)? {

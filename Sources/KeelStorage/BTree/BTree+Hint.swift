@@ -76,9 +76,31 @@ extension BTree {
         return found
     }
 
+    /// `locate(_:in:)` that first tries the hinted leaf, and leaves the hint on the leaf it read.
+    /// `shape`: the sink's `shapeCount` in a write transaction, any constant in a read snapshot
+    /// (nothing changes its tree).
+    func locate(
+        _ key: UnsafeRawBufferPointer, in source: some PageSource, hint: inout BTreeHint, shape: UInt64
+    ) throws(StorageError) -> ValueLocation {
+        let (leaf, path) = try hintedLeaf(for: key, in: source, hint: &hint, shape: shape)
+        hint.root = root
+        hint.leaf = leaf.number
+        hint.path = path
+        hint.shape = shape
+        hint.isValid = true
+        let (index, found) = try leaf.leafSearch(key)
+        guard found else { return .absent }
+        let entry = try leaf.leafEntry(at: index)
+        if entry.isOverflow {
+            return .overflow(try OverflowReference.read(leaf.base + entry.valueStart, page: leaf.number), leaf: leaf.number)
+        }
+        guard let buffer = leaf.buffer else { preconditionFailure("a tree leaf is always a page buffer") }
+        return .inline(UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength), buffer)
+    }
+
     /// The hinted leaf when it covers `key`, else a fresh descent that refills the hint's fences.
-    private func hintedLeaf<Sink: PageSink>(
-        for key: UnsafeRawBufferPointer, in sink: Sink, hint: inout BTreeHint, shape: UInt64
+    private func hintedLeaf<Source: PageSource>(
+        for key: UnsafeRawBufferPointer, in sink: Source, hint: inout BTreeHint, shape: UInt64
     ) throws(StorageError) -> (Node, TreePath) {
         if hint.covers(key, root: root, shape: shape) {
             let node = try Node(sink.page(hint.leaf), hint.leaf)

@@ -28,8 +28,13 @@ public struct StoreOptions: Sendable {
     public var maxLogBytes: UInt64 = 512 << 20
     /// The log file grows in steps of this many bytes (allocated and zero-filled up front).
     public var logPreallocationBytes: UInt64 = 8 << 20
-    /// Compress log frames with LZ4 when that saves at least 1/8 of a page.
-    public var compressLog = true
+    /// Compress log frames with LZ4 when that saves at least 1/8 of a page. Off by default: LZ4
+    /// runs at about 400 MB/s on one core of the development machines, slower than their disks
+    /// take the log (500–800 MB/s with fdatasync), so compressing a page costs more than the
+    /// write it saves — measured on the object workloads (Docs/Performance.md, "Object layer").
+    /// Turn it on for slow devices (network storage, disks); frames carry their own flag, so a
+    /// log may mix both and either setting reads any log.
+    public var compressLog = false
     /// Open without writing anything; write transactions throw `.readOnly`.
     public var readOnly = false
     /// The file layer (the real one by default; tests pass in-memory, fault-injecting and

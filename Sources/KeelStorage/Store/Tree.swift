@@ -5,8 +5,8 @@ public final class Tree {
     public let name: String
     let btree: BTree
     let transaction: ReadTransaction
-    /// The leaf of the last put or delete through this handle (BTree+Hint.swift): writes in key
-    /// order skip the descent.
+    /// The leaf of the last put, delete or lookup through this handle (BTree+Hint.swift): writes
+    /// and lookups in key order skip the descent.
     private var hint = BTreeHint()
 
     init(name: String, root: PageNumber, transaction: ReadTransaction) {
@@ -67,9 +67,9 @@ public final class Tree {
         return try key.withBytes { (k) throws(StorageError) -> _Lookup in
             let location: ValueLocation
             if let w = transaction as? WriteTransaction {
-                location = try btree.locate(k, in: w.pages)
+                location = try btree.locate(k, in: w.pages, hint: &hint, shape: w.pages.shapeCount)
             } else {
-                location = try btree.locate(k, in: transaction.readPages)
+                location = try btree.locate(k, in: transaction.readPages, hint: &hint, shape: 0)
             }
             switch location {
             case .absent: return .absent

@@ -3,8 +3,9 @@ import Testing
 @testable import KeelStorage
 
 /// The put/delete hint (BTree+Hint.swift): several ascending key streams into one tree, each with
-/// its own hint, interleaved with each other, with random unhinted writes and with deletes, so
-/// that every hint is regularly made stale by splits, merges and refills it did not cause.
+/// its own hint, interleaved with each other, with random unhinted writes, hinted lookups and
+/// deletes, so that every hint is regularly made stale by splits, merges and refills it did not
+/// cause.
 @Suite("B+tree put and delete hints")
 struct BTreeHintTests {
     /// Stream s's i-th key: a one-byte stream prefix, then i big-endian (ascending per stream).
@@ -40,6 +41,19 @@ struct BTreeHintTests {
                     let value = testValue(Int(rng.next() % 1000), count: Int(rng.next() % 200))
                     try tree.put(key: key, value: value, in: sink)
                     model.put(key, value)
+                } else if roll < 85 {
+                    // A hinted lookup (it moves the stream's hint to the leaf it read).
+                    let key = rng.next() % 2 == 0 || model.count == 0
+                        ? Self.streamKey(s, Int(rng.next() % UInt64(next[s] + 1)))
+                        : model.keys[Int(rng.next() % UInt64(model.count))]
+                    let found: [UInt8]? = try key.withUnsafeBytes { k in
+                        switch try tree.locate(k, in: sink, hint: &hints[s], shape: sink.shapeCount) {
+                        case .absent: return nil
+                        case .inline(let bytes, _): return [UInt8](bytes)
+                        case .overflow: return try tree.get(k, in: sink)
+                        }
+                    }
+                    #expect(found == model[key], "lookup \(key)")
                 } else if model.count > 0 {
                     // Deletes, hinted through some stream's hint or not, of existing keys mostly.
                     let key = rng.next() % 4 == 0

@@ -51,6 +51,8 @@ func testOptions(_ fs: any FileSystem, syncMode: SyncMode = .full) -> StoreOptio
     options.cacheSizeBytes = 64 * 4096
     options.checkpointThresholdBytes = 64 << 10
     options.logPreallocationBytes = 64 << 10
+    // Compressed frames (off by default) keep their coverage: recovery, torn tails, crashes.
+    options.compressLog = true
     return options
 }
 
