@@ -55,9 +55,10 @@ struct Keeld: AsyncParsableCommand {
         } catch {
             refuse(error.message)
         }
-        // The one line on standard output, written unbuffered so that a parent reading the pipe
-        // sees it at once.
-        FileHandle.standardOutput.write(Data("keeld ready socket=\(daemon.socketPath) pid=\(ProcessInfo.processInfo.processIdentifier)\n".utf8))
+        // The one line on standard output, once SIGTERM/SIGINT are handled by the service group,
+        // written unbuffered so that a parent reading the pipe sees it at once.
+        let ready = "keeld ready socket=\(daemon.socketPath) pid=\(ProcessInfo.processInfo.processIdentifier)\n"
+        daemon.onRun { FileHandle.standardOutput.write(Data(ready.utf8)) }
         let group = ServiceGroup(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }

@@ -117,6 +117,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing, link != nil else { return }
         let buffer = unwrapInboundIn(data)
+        let limit = framer.maximumLength
         framer.feed(buffer.readableBytesView) { frame in
             guard !closing else { return }
             switch frame {
@@ -125,7 +126,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             case .tooLong(let prefix):
                 let tag = Request.leadingTag(of: prefix) ?? "*"
                 emit(.reply(.error(tag: tag, KeelError(
-                    .tooLarge, "the request line is longer than the limit of \(framer.maximumLength) bytes (maxRequestBytes)"))))
+                    .tooLarge, "the request line is longer than the limit of \(limit) bytes (maxRequestBytes)"))))
             }
         }
     }

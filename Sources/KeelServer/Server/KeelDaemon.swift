@@ -22,6 +22,7 @@ import KeelProtocol
 import NIOCore
 import NIOPosix
 public import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -38,6 +39,8 @@ public final class KeelDaemon: Service, Sendable {
     let channel: any Channel
     let socketInode: UInt64?
     let logger: Logger
+    /// Guards the hook `run` calls when it starts.
+    private let readyHook = Mutex<(@Sendable () -> Void)?>(nil)
 
     private init(
         configuration: ServerConfiguration, server: ServerContext, lock: DataFolderLock, group: MultiThreadedEventLoopGroup,
@@ -111,9 +114,19 @@ public final class KeelDaemon: Service, Sendable {
             socketInode: SocketPreparation.inode(of: configuration.socketPath), logger: logger)
     }
 
+    /// Called once when `run` starts, that is, once the service group has taken over SIGTERM
+    /// and SIGINT (keeld prints its ready line there: a signal sent after it is a clean stop).
+    public func onRun(_ body: @escaping @Sendable () -> Void) {
+        readyHook.withLock { $0 = body }
+    }
+
     /// Serves until graceful shutdown (SIGTERM/SIGINT through the service group) or
     /// cancellation, then shuts down.
     public func run() async throws {
+        readyHook.withLock { hook in
+            hook?()
+            hook = nil
+        }
         try? await gracefulShutdown()
         await shutdown()
     }
