@@ -1,0 +1,144 @@
+// The save pipeline shared by `save` and the batch requests: under the save lock, take the
+// engine write transactions of the touched stores (configuration order: the primary outermost,
+// so it commits last), let the caller apply its changes to a SaveSession, validate, flush rows
+// and indexes, write the history record, the save counter and each store's `applied` mark, and
+// — when the save spans several stores — the redo intent (Decision 0004):
+//
+//   nesting:  primary.write { s1.write { … sN.write { apply; validate; flush; intent } } }
+//   commits:  sN first (it holds the intent with the key-level operations of every other store),
+//             then … s1, then the primary. Each `write` returns only once its commit is durable
+//             (sync mode full), so the intent is on disk before any other store commits.
+//   snapshot gate: taken exclusively just before sN commits, released after the primary has,
+//             so no snapshot sees some stores with the save and others without.
+//
+// A crash after sN's commit and before the primary's is completed at the next open
+// (ObjectStore+Open.swift, recoverIntents). In sync mode `normal` or `off` a power cut can lose
+// sN's commit while keeping a later one of another store, so cross-store atomicity across a
+// power cut needs `full` (the default).
+
+import KeelStorage
+
+extension ObjectStore {
+    /// Runs one save. `apply` edits the session and returns the upserts it made (inserted ID →
+    /// existing holder).
+    func performSave(
+        stores touched: Set<Int>, _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
+    ) throws(KeelError) -> SaveResult {
+        let marks = reservedMarks()
+        let (result, _) = try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, HistoryRecord) in
+            let order = touched.union([0]).sorted()
+            let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: counter.stored)
+            session.recording = order.count > 1
+            let saveID = counter.last + 1
+            var gateHeld = false
+            var reachedCommit = false
+            defer { if gateHeld { snapshotGate.unlock() } }
+            do throws(KeelError) {
+                let outcome = try nest(order, 0, session) { () throws(KeelError) -> (SaveResult, HistoryRecord) in
+                    let merged = try apply(session, marks)
+                    let failures = try SaveValidator.validate(session)
+                    if !failures.isEmpty { throw SaveValidator.error(failures, model: model) }
+                    let summary = try session.flush()
+                    let record = HistoryRecord(
+                        saveID: SaveID(rawValue: saveID), time: Self.nowMilliseconds(), inserted: summary.inserted,
+                        updated: summary.updated, deleted: summary.deleted)
+                    try session.put(0, TreeLayout.history, key: KeyEncoding.u64(saveID), value: HistoryCodec.encode(record, model: model))
+                    try session.put(0, TreeLayout.meta, key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(saveID))
+                    for s in order { try session.put(s, TreeLayout.meta, key: Array(MetaKey.applied.utf8), value: KeyEncoding.u64(saveID)) }
+                    if let keep = options.historyRetention { try pruneInSave(session, last: saveID, keeping: keep) }
+                    if order.count > 1, let first = order.last {
+                        try writeIntent(session, first: first, order: order, saveID: saveID)
+                        snapshotGate.lockExclusive()
+                        gateHeld = true
+                    }
+                    reachedCommit = true
+                    let updated = summary.updated.keys.sorted()
+                    let result = SaveResult(saveID: SaveID(rawValue: saveID), inserted: summary.inserted, updated: updated,
+                                            deleted: summary.deleted, merged: merged)
+                    return (result, record)
+                }
+                counter.last = saveID
+                committed.store(saveID, ordering: .releasing)
+                if gateHeld {
+                    snapshotGate.unlock()
+                    gateHeld = false
+                }
+                // Still under the save lock, so observers hear saves in commit order.
+                notifyObservers(outcome.1)
+                for id in outcome.0.inserted where id.number > counter.stored[id.entity.index] {
+                    counter.stored[id.entity.index] = id.number
+                }
+                return outcome
+            } catch {
+                // A commit that failed part-way may have left an intent: never hand its id out again.
+                if reachedCommit {
+                    counter.last = saveID
+                    for (id, e) in session.rows where e.inserted && id.number > counter.stored[id.entity.index] {
+                        counter.stored[id.entity.index] = id.number
+                    }
+                }
+                throw error
+            }
+        }
+        return result
+    }
+
+    /// Holds the write transactions of `order[i...]`, then runs `body` inside all of them.
+    private func nest<R>(
+        _ order: [Int], _ i: Int, _ session: SaveSession, _ body: () throws(KeelError) -> R
+    ) throws(KeelError) -> R {
+        if i == order.count { return try body() }
+        let s = order[i]
+        return try untyped { () throws -> R in
+            try stores[s].write { txn in
+                session.txns[s] = txn
+                defer { session.txns[s] = nil }
+                return try nest(order, i + 1, session, body)
+            }
+        }
+    }
+
+    /// Writes the redo intent of a multi-store save into the store that commits first, after
+    /// deleting the intents of earlier saves there (every earlier save has completed: in this
+    /// process, or by recovery at open).
+    private func writeIntent(_ session: SaveSession, first: Int, order: [Int], saveID: UInt64) throws(KeelError) {
+        if let tree = try session.readTree(first, TreeLayout.intents) {
+            let stale = try engine { () throws(StorageError) -> [[UInt8]] in
+                var keys: [[UInt8]] = []
+                var cursor = try tree.cursor()
+                var valid = try cursor.seekFirst()
+                while valid {
+                    keys.append(try cursor.key)
+                    valid = try cursor.next()
+                }
+                return keys
+            }
+            for key in stale { _ = try engine { () throws(StorageError) in try tree.delete(key: key) } }
+        }
+        var ops: [KeyOp] = []
+        for s in order where s != first { ops.append(contentsOf: session.ops[s]) }
+        let tree = try session.writeTree(first, TreeLayout.intents)
+        let bytes = IntentRecord.encode(ops)
+        try engine { () throws(StorageError) in try tree.put(key: KeyEncoding.u64(saveID), value: bytes) }
+    }
+
+    /// History retention inside a save's commit (through the session, so a multi-store save's
+    /// intent carries the deletions too).
+    private func pruneInSave(_ session: SaveSession, last: UInt64, keeping: Int) throws(KeelError) {
+        guard let tree = try session.readTree(0, TreeLayout.history) else { return }
+        let bound = last > UInt64(max(keeping, 0)) ? last - UInt64(max(keeping, 0)) : 0
+        let doomed = try engine { () throws(StorageError) -> [[UInt8]] in
+            var keys: [[UInt8]] = []
+            var cursor = try tree.cursor()
+            var valid = try cursor.seekFirst()
+            while valid {
+                let key = try cursor.key
+                guard let id = KeyEncoding.readU64(key), id <= bound else { break }
+                keys.append(key)
+                valid = try cursor.next()
+            }
+            return keys
+        }
+        for key in doomed { try session.delete(0, TreeLayout.history, key: key) }
+    }
+}

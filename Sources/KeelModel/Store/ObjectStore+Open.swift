@@ -1,0 +1,142 @@
+// Opening a data folder: one engine store per configuration, the model check against the
+// primary's `$meta`, recovery of a multi-store save cut short by a crash (redo intents,
+// Decision 0004), and the ID allocator's reserved marks.
+
+public import Logging
+import KeelStorage
+
+extension ObjectStore {
+    static let formatVersion: UInt64 = 1
+
+    /// Opens (or creates) the data folder `directory` for `model`. Refuses a folder created with
+    /// another model (`MODEL_MISMATCH`, naming the first differences).
+    public static func open(
+        directory: String, model: Model, options: ObjectStoreOptions = ObjectStoreOptions(),
+        logger: Logger = Logger(label: "keel.objects")
+    ) throws(KeelError) -> ObjectStore {
+        let fs = options.storage.fileSystem
+        try engine { () throws(StorageError) in try fs.createDirectory(directory) }
+        var stores: [Store] = []
+        do throws(KeelError) {
+            for config in model.configurations.keys {
+                let path = directory + "/" + config + ".keel"
+                stores.append(try engine { () throws(StorageError) in try Store.open(at: path, options: options.storage, logger: logger) })
+            }
+            try checkModel(model, primary: stores[0], readOnly: options.storage.readOnly)
+            if !options.storage.readOnly { try recoverIntents(stores, logger: logger) }
+            let layout = TreeLayout(model: model)
+            var ranges: [IDRange] = []
+            for entity in model.entities {
+                let store = stores[layout.storeOf[entity.id.index]]
+                let reserved = try readMeta(store, TreeLayout.ids(entity)).flatMap(KeyEncoding.readU64) ?? 0
+                ranges.append(IDRange(next: reserved + 1, reserved: reserved))
+            }
+            let last = try readMeta(stores[0], MetaKey.save).flatMap(KeyEncoding.readU64) ?? 0
+            var stored: [UInt64] = []
+            for entity in model.entities {
+                stored.append(try lastNumber(stores[layout.storeOf[entity.id.index]], tree: layout.objects[entity.id.index], entity: entity.id))
+            }
+            return ObjectStore(model: model, directory: directory, options: options, logger: logger, stores: stores,
+                               lastSave: last, stored: stored, ids: ranges)
+        } catch {
+            for s in stores { try? s.close() }
+            throw error
+        }
+    }
+
+    /// The highest object number stored for `entity` (0 when none).
+    static func lastNumber(_ store: Store, tree name: String, entity: EntityID) throws(KeelError) -> UInt64 {
+        try untyped { () throws -> UInt64 in
+            try store.read { txn in
+                guard let tree = try txn.tree(name) else { return 0 }
+                var cursor = try tree.cursor()
+                var end = KeyEncoding.entityPrefix(entity)
+                end += [UInt8](repeating: 0xFF, count: 8)
+                var valid = try cursor.seek(to: end)
+                if valid, let id = KeyEncoding.objectID(try cursor.key), id.entity == entity { return id.number }
+                valid = valid ? try cursor.previous() : try cursor.seekLast()
+                guard valid, let id = KeyEncoding.objectID(try cursor.key), id.entity == entity else { return 0 }
+                return id.number
+            }
+        }
+    }
+
+    static func readMeta(_ store: Store, _ name: String) throws(KeelError) -> [UInt8]? {
+        try untyped { try store.read { txn in try txn.tree(TreeLayout.meta)?.get(Array(name.utf8)) } }
+    }
+
+    /// A new folder records the model; an existing one must have been created with the same.
+    static func checkModel(_ model: Model, primary: Store, readOnly: Bool) throws(KeelError) {
+        guard let stored = try readMeta(primary, MetaKey.modelHash) else {
+            if readOnly { return }
+            try untyped {
+                try primary.write { txn in
+                    let meta = try txn.openTree(TreeLayout.meta)
+                    try meta.put(key: Array(MetaKey.modelHash.utf8), value: Array(model.hash.utf8))
+                    try meta.put(key: Array(MetaKey.modelJSON.utf8), value: Array(model.canonical.serialized().utf8))
+                    try meta.put(key: Array(MetaKey.format.utf8), value: KeyEncoding.u64(formatVersion))
+                }
+            }
+            return
+        }
+        let storedHash = String(decoding: stored, as: UTF8.self)
+        if storedHash == model.hash { return }
+        var differences: [String]
+        do throws(KeelError) {
+            let text = try readMeta(primary, MetaKey.modelJSON).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            differences = model.differences(from: try ModelLoader.load(text: text))
+        } catch {
+            differences = ["the stored model cannot be read back (\(error.message))"]
+        }
+        if differences.isEmpty { differences = ["the model's hash differs (\(storedHash) → \(model.hash))"] }
+        let shown = differences.prefix(5).joined(separator: "; ")
+        throw KeelError(
+            .modelMismatch,
+            "the data folder was created with another model: \(shown)\(differences.count > 5 ? "; …" : "")",
+            details: ["storedHash": .string(storedHash), "modelHash": .string(model.hash),
+                      "differences": .array(differences.map { .string($0) })])
+    }
+
+    /// Completes every multi-store save whose first store committed but whose other stores did
+    /// not (the process stopped in between): replays the intent's operations on each store whose
+    /// `applied` mark is below the save id, then deletes the intent.
+    static func recoverIntents(_ stores: [Store], logger: Logger) throws(KeelError) {
+        for (s, store) in stores.enumerated() {
+            let intents = try untyped { () throws -> [(UInt64, [UInt8])] in
+                try store.read { txn in
+                    guard let tree = try txn.tree(TreeLayout.intents) else { return [] }
+                    var out: [(UInt64, [UInt8])] = []
+                    var cursor = try tree.cursor()
+                    var valid = try cursor.seekFirst()
+                    while valid {
+                        let key = try cursor.key
+                        out.append((KeyEncoding.readU64(key) ?? 0, try cursor.value()))
+                        valid = try cursor.next()
+                    }
+                    return out
+                }
+            }
+            for (saveID, bytes) in intents {
+                let ops = try IntentRecord.decode(bytes, storeCount: stores.count)
+                let targets = Set(ops.map(\.store)).sorted()
+                for t in targets {
+                    let applied = try readMeta(stores[t], MetaKey.applied).flatMap(KeyEncoding.readU64) ?? 0
+                    guard applied < saveID else { continue }
+                    logger.notice("completing an interrupted multi-store save", metadata: [
+                        "txn.id": "\(saveID)", "store.path": "\(stores[t].path)", "intent.store": "\(stores[s].path)",
+                    ])
+                    try untyped { () throws in
+                        try stores[t].write { txn in
+                            for op in ops where op.store == t {
+                                let tree = try txn.openTree(op.tree)
+                                if let value = op.value { try tree.put(key: op.key, value: value) } else { try tree.delete(key: op.key) }
+                            }
+                            try txn.openTree(TreeLayout.meta).put(key: Array(MetaKey.applied.utf8), value: KeyEncoding.u64(saveID))
+                        }
+                    }
+                }
+                try untyped { try store.write { txn in _ = try txn.openTree(TreeLayout.intents).delete(key: KeyEncoding.u64(saveID)) } }
+            }
+        }
+    }
+}

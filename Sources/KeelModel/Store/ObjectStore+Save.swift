@@ -1,0 +1,265 @@
+// Saving a context's change set: conflicts against the current state, resolution by merge
+// policy per property, replay of the change log through GraphRules (so inverses and delete
+// rules apply to what is stored now), upserts on unique keys, then the shared pipeline
+// (ObjectStore+Commit.swift). Exact rules: Docs/Contexts.md, "Saving".
+
+import KeelStorage
+
+/// An object changed or deleted by another save since the context's snapshot.
+struct SaveConflict {
+    var id: ObjectID
+    /// The version the context's snapshot had (nil: the context did not read it — a target
+    /// of a relationship operation that is gone now).
+    var snapshotVersion: UInt64?
+    /// The stored version now (nil: deleted since).
+    var storeVersion: UInt64?
+    /// Fields whose stored value differs from the snapshot's.
+    var storeChanged: Set<Int>
+}
+
+extension ObjectStore {
+    /// Saves a context's changes atomically (across stores too) and durably. Fails with CONFLICT
+    /// (policy `error`), VALIDATION, DENY, CONSTRAINT, TYPE, NOT_FOUND or BAD_REQUEST and then
+    /// writes nothing.
+    public func save(_ changes: ChangeSet, mergePolicy: MergePolicy = .error) throws(KeelError) -> SaveResult {
+        if changes.isEmpty { return SaveResult(saveID: nil) }
+        var touched: Set<Int> = [0]
+        for c in changes.changes {
+            try checkEntity(c.object.entity)
+            touched.insert(storeIndex(of: c.object.entity))
+        }
+        return try performSave(stores: touched) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
+            var replay = SaveReplay(session: session, policy: mergePolicy, reservedMarks: marks)
+            try replay.run(changes)
+            return replay.merged
+        }
+    }
+
+    func checkEntity(_ entity: EntityID) throws(KeelError) {
+        guard entity.index < model.entities.count else {
+            throw KeelError(.noSuchEntity, "no entity #\(entity.rawValue) in model \(model.name)")
+        }
+    }
+}
+
+/// One save's replay of a change log onto a SaveSession.
+struct SaveReplay {
+    let session: SaveSession
+    let policy: MergePolicy
+    let reservedMarks: [UInt64]
+    var conflicts: [ObjectID: SaveConflict] = [:]
+    /// Objects inserted by this change set.
+    var insertedHere: Set<ObjectID> = []
+    var merged: [ObjectID: ObjectID] = [:]
+    var model: Model { session.model }
+
+    init(session: SaveSession, policy: MergePolicy, reservedMarks: [UInt64]) {
+        self.session = session
+        self.policy = policy
+        self.reservedMarks = reservedMarks
+    }
+
+    mutating func run(_ changes: ChangeSet) throws(KeelError) {
+        for c in changes.changes { if case .insert(let id, _) = c { insertedHere.insert(id) } }
+        try detectConflicts(changes)
+        if policy == .error, !conflicts.isEmpty { throw conflictError() }
+        if policy == .overwrite { try restoreOriginals(changes) }
+        for c in changes.changes where try keep(c) { try apply(c) }
+        if policy == .objectTrumps || policy == .storeTrumps {
+            merged = try Upsert.run(session, policy: policy, insertedHere: insertedHere)
+        }
+    }
+
+    // MARK: Conflicts
+
+    mutating func detectConflicts(_ changes: ChangeSet) throws(KeelError) {
+        for (id, original) in changes.originals {
+            try checkID(id)
+            guard let current = try session.entry(id).original else {
+                conflicts[id] = SaveConflict(id: id, snapshotVersion: original.version, storeVersion: nil, storeChanged: [])
+                continue
+            }
+            guard current.version != original.version else { continue }
+            var changed: Set<Int> = []
+            for f in current.values.indices where f >= original.values.count || current.values[f] != original.values[f] {
+                changed.insert(f)
+            }
+            conflicts[id] = SaveConflict(id: id, snapshotVersion: original.version, storeVersion: current.version, storeChanged: changed)
+        }
+        // Targets of relationship operations that are gone from the store.
+        for c in changes.changes {
+            for t in targets(of: c) where !insertedHere.contains(t) && conflicts[t] == nil {
+                try checkID(t)
+                if try session.entry(t).original == nil {
+                    conflicts[t] = SaveConflict(id: t, snapshotVersion: nil, storeVersion: nil, storeChanged: [])
+                }
+            }
+        }
+    }
+
+    func targets(of c: Change) -> [ObjectID] {
+        switch c {
+        case .insert(_, let values): values.values.flatMap(Self.ids)
+        case .set(_, _, let v): Self.ids(v)
+        case .add(_, _, let members, _): members
+        case .remove, .delete: []
+        }
+    }
+
+    static func ids(_ v: Value) -> [ObjectID] {
+        switch v {
+        case .object(let id): [id]
+        case .objects(let ids): ids
+        default: []
+        }
+    }
+
+    func checkID(_ id: ObjectID) throws(KeelError) {
+        guard id.entity.index < model.entities.count else {
+            throw KeelError(.noSuchEntity, "no entity #\(id.entity.rawValue) in model \(model.name)")
+        }
+    }
+
+    func conflictError() -> KeelError {
+        let list = conflicts.values.sorted { $0.id < $1.id }
+        let text = list.prefix(5).map { c -> String in
+            let name = c.id.text(in: model)
+            guard let now = c.storeVersion else { return "\(name) (deleted since the snapshot)" }
+            return "\(name) (version \(c.snapshotVersion.map(String.init) ?? "?") → \(now))"
+        }.joined(separator: ", ")
+        let details: JSON = ["conflicts": .array(list.map { c in
+            ["object": .string(c.id.text(in: model)),
+             "snapshotVersion": c.snapshotVersion.map { .int(Int64($0)) } ?? .null,
+             "storeVersion": c.storeVersion.map { .int(Int64($0)) } ?? .null]
+        })]
+        return KeelError(
+            .conflict, "\(list.count) object\(list.count == 1 ? "" : "s") changed since the snapshot: \(text)\(list.count > 5 ? ", …" : "")",
+            details: details)
+    }
+
+    /// `overwrite`: the context's whole object wins, so every field the store changed since the
+    /// snapshot goes back to the snapshot's value first (the context's own changes follow).
+    func restoreOriginals(_ changes: ChangeSet) throws(KeelError) {
+        var editor = session
+        for (id, c) in conflicts.sorted(by: { $0.key < $1.key }) where c.storeVersion != nil {
+            guard let original = changes.originals[id] else { continue }
+            let entity = model[id.entity]
+            for f in c.storeChanged.sorted() where f < original.values.count {
+                switch entity.properties[f] {
+                case .attribute(let a) where !a.isTransient:
+                    try editor.write(id, field: f, value: original.values[f])
+                case .relationship(let r) where !r.isToMany:
+                    let target = original.values[f].objectID
+                    let live = try target.map { t throws(KeelError) in try session.exists(t) } ?? true
+                    try GraphRules.setToOne(&editor, id, field: f, to: live ? target : nil)
+                default: continue
+                }
+            }
+        }
+    }
+
+    // MARK: Replay
+
+    /// Whether a change survives the merge policy (Docs/Contexts.md, "Saving").
+    func keep(_ c: Change) throws(KeelError) -> Bool {
+        guard let conflict = conflicts[c.object] else { return true }
+        if conflict.storeVersion == nil { return false }  // deleted in the store: stays deleted
+        switch policy {
+        case .error, .objectTrumps, .overwrite: return true
+        case .rollback: return false
+        case .storeTrumps:
+            switch c {
+            case .set(_, let field, _): return !conflict.storeChanged.contains(field)
+            case .delete: return false
+            default: return true
+            }
+        }
+    }
+
+    /// Drops targets that no longer exist (a conflict under every policy but `error`, which has
+    /// already failed).
+    func live(_ ids: [ObjectID]) throws(KeelError) -> [ObjectID] {
+        var out: [ObjectID] = []
+        for id in ids where try session.exists(id) { out.append(id) }
+        return out
+    }
+
+    mutating func apply(_ c: Change) throws(KeelError) {
+        var editor = session
+        switch c {
+        case .insert(let id, let values):
+            let entity = model[id.entity]
+            guard !entity.isAbstract else {
+                throw KeelError(.badRequest, "\(entity.name) is abstract: insert one of its sub-entities")
+            }
+            guard id.number <= reservedMarks[id.entity.index] else {
+                throw KeelError(.badRequest, "\(id.text(in: model)) was not handed out by this store (use newObjectID)")
+            }
+            try session.insertObject(id)
+            for (field, value) in values.sorted(by: { $0.key < $1.key }) { try set(id, field, value) }
+        case .set(let id, let field, let value):
+            guard try session.exists(id) else { throw notFound(id) }
+            try set(id, field, value)
+        case .add(let id, let field, let members, let at):
+            guard try session.exists(id) else { throw notFound(id) }
+            try GraphRules.add(&editor, id, field: field, members: try live(members), at: at)
+        case .remove(let id, let field, let members):
+            guard try session.exists(id) else { throw notFound(id) }
+            try GraphRules.remove(&editor, id, field: field, members: members)
+        case .delete(let id):
+            guard try session.exists(id) else {
+                if insertedHere.contains(id) { throw notFound(id) }
+                return  // already gone (deleted by a cascade earlier in this log)
+            }
+            let outcome = try GraphRules.delete(&editor, id)
+            session.denials.append(contentsOf: outcome.denials)
+        }
+    }
+
+    func notFound(_ id: ObjectID) -> KeelError {
+        KeelError(.notFound, "no object \(id.text(in: model)) (it does not exist or is deleted)")
+    }
+
+    /// Sets one field: attributes directly (transient ones are never stored), to-one through
+    /// GraphRules (inverse kept in step), a to-many to exactly the given members.
+    func set(_ id: ObjectID, _ field: Int, _ value: Value) throws(KeelError) {
+        var editor = session
+        let entity = model[id.entity]
+        guard field >= 0, field < entity.properties.count else {
+            throw KeelError(.noSuchProperty, "\(entity.name) has no property #\(field)")
+        }
+        switch entity.properties[field] {
+        case .attribute(let a):
+            if a.isTransient { return }
+            try session.write(id, field: field, value: value)
+        case .relationship(let r) where !r.isToMany:
+            switch value {
+            case .null: try GraphRules.setToOne(&editor, id, field: field, to: nil)
+            case .object(let target):
+                guard try session.exists(target) else { return }  // gone from the store (a conflict)
+                try GraphRules.setToOne(&editor, id, field: field, to: target)
+            default:
+                throw KeelError(.type, "\(entity.name).\(r.name) takes an object ID or null")
+            }
+        case .relationship(let r):
+            let wanted: [ObjectID]
+            switch value {
+            case .null: wanted = []
+            case .objects(let ids): wanted = try live(ids)
+            default: throw KeelError(.type, "\(entity.name).\(r.name) takes a list of object IDs")
+            }
+            let current = try session.members(of: id, field: field)
+            let keep = Set(wanted)
+            let gone = current.filter { !keep.contains($0) }
+            if !gone.isEmpty { try GraphRules.remove(&editor, id, field: field, members: gone) }
+            let have = Set(current)
+            let new = wanted.filter { !have.contains($0) }
+            if r.isOrdered {
+                // Exactly the given order: re-add every member at its position.
+                for (i, m) in wanted.enumerated() { try GraphRules.add(&editor, id, field: field, members: [m], at: i) }
+            } else if !new.isEmpty {
+                try GraphRules.add(&editor, id, field: field, members: new, at: nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+// The object layer's consistency check (what `keelctl verify` and the randomized tests rely on):
+// every row decodes, every relationship agrees with its inverse on both sides, link trees hold
+// no entries of missing owners, and index and unique trees hold exactly the entries the rows
+// call for. Returns the faults found; an empty list means consistent.
+//
+// A to-one or to-many target that no longer exists is a fault unless the relationship's
+// inverse has delete rule `noAction` (or there is no inverse): that is the dangling reference
+// spec/model.md allows.
+
+import KeelStorage
+
+/// One inconsistency found by `verify`.
+public struct StoreFault: Sendable, Hashable, CustomStringConvertible {
+    /// `row`, `inverse`, `dangling`, `link`, `index`, `unique`.
+    public var kind: String
+    public var message: String
+    public var description: String { "\(kind): \(message)" }
+}
+
+extension ObjectStore {
+    /// Checks the newest committed state of every store.
+    public func verify() throws(KeelError) -> [StoreFault] {
+        let snapshot = try snapshot()
+        defer { snapshot.close() }
+        return try snapshot.verify()
+    }
+}
+
+extension ObjectSnapshot {
+    public func verify() throws(KeelError) -> [StoreFault] {
+        var faults: [StoreFault] = []
+        func fault(_ kind: String, _ message: String) { faults.append(StoreFault(kind: kind, message: message)) }
+        for root in model.entities where root.parent == nil {
+            var rows = 0
+            try scan(root.id, includeSubentities: true) { (o) throws(KeelError) -> Bool in
+                rows += 1
+                try verifyObject(o, fault)
+                return true
+            }
+            _ = rows
+        }
+        try verifyTrees(fault)
+        return faults
+    }
+
+    private func allowsDangling(_ r: Relationship) -> Bool {
+        guard let inv = r.inverse, let f = model[r.destination].field(named: inv),
+            case .relationship(let inverse) = model[r.destination].properties[f]
+        else { return true }
+        return inverse.deleteRule == .noAction
+    }
+
+    private func verifyObject(_ o: StoredObject, _ fault: (String, String) -> Void) throws(KeelError) {
+        let entity = model[o.id.entity]
+        let name = o.id.text(in: model)
+        for (field, r) in entity.relationships {
+            let targets: [ObjectID]
+            if r.isToMany {
+                targets = try members(of: o.id, field: field)
+                if Set(targets).count != targets.count { fault("link", "\(name).\(r.name) lists a member twice") }
+            } else {
+                targets = o.values[field].objectID.map { [$0] } ?? []
+            }
+            for t in targets {
+                let tn = t.text(in: model)
+                guard model[r.destination].includes(t.entity) else {
+                    fault("row", "\(name).\(r.name) points to \(tn), not a \(model[r.destination].name)")
+                    continue
+                }
+                guard let target = try object(t) else {
+                    if !allowsDangling(r) { fault("dangling", "\(name).\(r.name) points to missing \(tn)") }
+                    continue
+                }
+                guard let invName = r.inverse, let invField = model[t.entity].field(named: invName),
+                    case .relationship(let inv) = model[t.entity].properties[invField]
+                else { continue }
+                if inv.isToMany {
+                    if !(try members(of: t, field: invField)).contains(o.id) {
+                        fault("inverse", "\(name).\(r.name) holds \(tn), but \(tn).\(invName) does not hold \(name)")
+                    }
+                } else if target.values[invField].objectID != o.id {
+                    fault("inverse", "\(name).\(r.name) holds \(tn), but \(tn).\(invName) is \(target.values[invField].objectID.map { $0.text(in: model) } ?? "null")")
+                }
+            }
+        }
+        for index in entity.indexes + entity.uniqueConstraints {
+            let values = index.fields.map { o.values[$0] }
+            try read(store: layout.storeOf[o.id.entity.index]) { (txn) throws(KeelError) in
+                let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(index)) }
+                if index.isUnique {
+                    if values.contains(where: \.isNull) { return }
+                    if try TreeReading.holder(tree, key: KeyEncoding.valuesKey(values)) != o.id {
+                        fault("unique", "\(name) has no entry in \(TreeLayout.index(index))")
+                    }
+                } else {
+                    var key = KeyEncoding.valuesKey(values)
+                    KeyEncoding.appendObjectKey(o.id, to: &key)
+                    let present = try engine { () throws(StorageError) in try tree?.contains(key) ?? false }
+                    if !present { fault("index", "\(name) has no entry in \(TreeLayout.index(index))") }
+                }
+            }
+        }
+    }
+
+    /// Entries of link, index and unique trees that no row calls for.
+    private func verifyTrees(_ fault: (String, String) -> Void) throws(KeelError) {
+        var seenLinks: Set<String> = []
+        var seenIndexes: Set<String> = []
+        for entity in model.entities {
+            let store = layout.storeOf[entity.id.index]
+            for (field, name) in layout.links[entity.id.index].enumerated() {
+                guard let name, seenLinks.insert(name).inserted else { continue }
+                let owners = try keys(store: store, tree: name).compactMap { KeyEncoding.objectID($0) }
+                for owner in Set(owners) where try object(owner) == nil {
+                    fault("link", "\(name) holds entries of missing \(owner.text(in: model))")
+                }
+                _ = field
+            }
+            for index in entity.indexes + entity.uniqueConstraints {
+                let name = TreeLayout.index(index)
+                guard seenIndexes.insert(name).inserted else { continue }
+                for (key, value) in try entries(store: store, tree: name) {
+                    let holder = index.isUnique ? KeyEncoding.objectID(value) : KeyEncoding.objectID(key, at: key.count - KeyEncoding.objectKeySize)
+                    let valueKey = index.isUnique ? key : Array(key.dropLast(KeyEncoding.objectKeySize))
+                    if let holder, let o = try object(holder) {
+                        if KeyEncoding.valuesKey(index.fields.map { o.values[$0] }) != valueKey {
+                            fault(index.isUnique ? "unique" : "index", "\(name) has a stale entry for \(holder.text(in: model))")
+                        }
+                    } else {
+                        fault(index.isUnique ? "unique" : "index", "\(name) has an entry of a missing object")
+                    }
+                }
+            }
+        }
+    }
+
+    private func keys(store: Int, tree name: String) throws(KeelError) -> [[UInt8]] {
+        try entries(store: store, tree: name).map(\.0)
+    }
+
+    private func entries(store: Int, tree name: String) throws(KeelError) -> [([UInt8], [UInt8])] {
+        try read(store: store) { (txn) throws(KeelError) -> [([UInt8], [UInt8])] in
+            guard let tree = try engine({ () throws(StorageError) in try txn.tree(name) }) else { return [] }
+            return try engine { () throws(StorageError) -> [([UInt8], [UInt8])] in
+                var out: [([UInt8], [UInt8])] = []
+                var cursor = try tree.cursor()
+                var valid = try cursor.seekFirst()
+                while valid {
+                    out.append((try cursor.key, try cursor.value()))
+                    valid = try cursor.next()
+                }
+                return out
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+// The object store: a model's objects in one KeelStorage store per configuration
+// (`DIR/<Configuration>.keel`), with saves that keep relationships, indexes and unique keys in
+// step, resolve conflicts by merge policy, validate, and commit atomically across stores
+// (Decision 0004; Docs/Contexts.md, "Saving").
+//
+//     let objects = try ObjectStore.open(directory: "data", model: model)
+//     let id = try objects.newObjectID(for: employee)
+//     let result = try objects.save(ChangeSet(changes: [.insert(id, values: [0: .string("Kim")])]), mergePolicy: .error)
+//     let snapshot = try objects.snapshot(); defer { snapshot.close() }
+//     let row = try snapshot.object(id)
+//
+// Files: +Open (open, model check, recovery of multi-store saves), +IDs (object numbers),
+// +Save (conflicts and merge policies), SaveSession (the GraphEditor over the write
+// transactions), SaveValidator, +Commit (the save pipeline and the multi-store commit), +Batch,
+// +History (records, observers, pruning), +Verify (relationship and index checks).
+//
+// LOCKS, in the order they are taken (never the other way round):
+//   save lock (`saveLock`) → ID table (`ids`) only to read the reserved marks, released at once
+//   save lock → the engine writer locks of the stores a save touches, in configuration order
+//   ID table → the engine writer lock of one store (a block reservation)
+//   snapshot gate: exclusive inside the writer locks, between a multi-store save's first and
+//   last commit; shared by `snapshot()` around pinning one engine snapshot per store.
+
+import KeelStorage
+import Logging
+import Synchronization
+
+public final class ObjectStore: Sendable {
+    public let model: Model
+    public let directory: String
+    public let options: ObjectStoreOptions
+    let logger: Logger
+    /// One engine store per configuration, in `model.configurations` order; [0] is the primary.
+    let stores: [Store]
+    let layout: TreeLayout
+    /// The save lock: held for the whole of every save and batch (one save at a time, so a save
+    /// reads the current state without racing another). Guards the last save id.
+    let saveLock: Mutex<SaveCounter>
+    /// Guards the per-entity ID allocator: next number to hand out and the durable reserved mark.
+    let ids: Mutex<[IDRange]>
+    /// Guards the observer table.
+    let observers: Mutex<ObserverTable>
+    /// Held exclusively between the first and last commit of a multi-store save, shared while a
+    /// snapshot pins its stores.
+    let snapshotGate = ReadWriteLock()
+    /// The newest committed save id, readable without the save lock (observers run under it).
+    let committed: Atomic<UInt64>
+
+    init(model: Model, directory: String, options: ObjectStoreOptions, logger: Logger, stores: [Store],
+         lastSave: UInt64, stored: [UInt64], ids: [IDRange]) {
+        self.model = model
+        self.directory = directory
+        self.options = options
+        self.logger = logger
+        self.stores = stores
+        self.layout = TreeLayout(model: model)
+        self.saveLock = Mutex(SaveCounter(last: lastSave, stored: stored))
+        self.committed = Atomic(lastSave)
+        self.ids = Mutex(ids)
+        self.observers = Mutex(ObserverTable())
+    }
+
+    /// The configuration names, in store order.
+    public var configurations: [String] { Array(model.configurations.keys) }
+
+    /// The id of the newest committed save (0 before the first).
+    public var lastSaveID: SaveID { SaveID(rawValue: committed.load(ordering: .acquiring)) }
+
+    /// Checkpoints and closes every store file. Later calls on this store throw.
+    public func close() throws(KeelError) {
+        var failure: KeelError?
+        for store in stores {
+            do throws(StorageError) { try store.close() } catch { failure = failure ?? KeelError(error) }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Pins the newest committed state of every store until the snapshot is closed.
+    public func snapshot() throws(KeelError) -> ObjectSnapshot {
+        let pinned = try snapshotGate.withShared { () throws(KeelError) -> [Snapshot] in
+            var out: [Snapshot] = []
+            for store in stores {
+                do throws(StorageError) {
+                    out.append(try store.snapshot())
+                } catch {
+                    for s in out { s.close() }
+                    throw KeelError(error)
+                }
+            }
+            return out
+        }
+        return ObjectSnapshot(model: model, layout: layout, snapshots: pinned)
+    }
+
+    /// Copies every store's log into its page file.
+    public func checkpoint() throws(KeelError) {
+        for store in stores { _ = try engine { () throws(StorageError) in try store.checkpoint() } }
+    }
+
+    func storeIndex(of entity: EntityID) -> Int { layout.storeOf[entity.index] }
+}
+
+/// The save lock's state.
+struct SaveCounter {
+    var last: UInt64
+    /// Per entity: the highest object number ever stored (new numbers above it need no lookup).
+    var stored: [UInt64]
+}
+
+/// An entity's ID allocator: numbers up to `reserved` are durably reserved; `next` is the next
+/// one to hand out.
+struct IDRange {
+    var next: UInt64
+    var reserved: UInt64
+}

@@ -1,0 +1,340 @@
+// The row: one object's attributes and to-one targets, as stored under its object key in
+// `obj/<RootEntity>` (Decision 0004; Docs/FileFormat.md, "Object layer").
+//
+// ROW LAYOUT (sparse: only the fields the object has; an absent field is null)
+// | offset | size   | field                                                            |
+// | 0      | 1      | row format, 0x01                                                 |
+// | 1      | varint | version (saved changes of the object, ≥ 1)                       |
+// | …      |        | fields, repeated to the end of the value:                        |
+// |        | varint | field number (the property's index in Entity.properties),         |
+// |        |        | strictly increasing                                              |
+// |        | 1      | type tag (below)                                                 |
+// |        | …      | payload                                                          |
+// Varints are unsigned LEB128 (7 bits a byte, low first, at most 10 bytes).
+//
+// | tag | type    | payload                                                  |
+// | 1   | int     | zigzag varint                                            |
+// | 2   | double  | 8 bytes, IEEE 754 bit pattern, little-endian             |
+// | 3   | decimal | varint length, ASCII digits ("-1234.5")                  |
+// | 4   | string  | varint length, UTF-8                                     |
+// | 5   | false   | none                                                     |
+// | 6   | true    | none                                                     |
+// | 7   | date    | zigzag varint, milliseconds since 1970 UTC               |
+// | 8   | binary  | varint length, bytes                                     |
+// | 9   | uuid    | 16 bytes                                                 |
+// | 10  | uri     | varint length, UTF-8                                     |
+// | 11  | json    | varint length, binary JSON (below)                       |
+// | 12  | object  | 10-byte object key (a to-one target)                     |
+//
+// Binary JSON: a tag byte, then: 0 null, 1 false, 2 true, 3 int (zigzag varint), 4 double
+// (8 bytes LE), 5 string (varint length, UTF-8), 6 array (varint count, items), 7 object (varint
+// count, then key as a string payload and value, in order). Nesting is at most 512 deep.
+//
+// VALIDITY: the format byte is 0x01; every field number is below the entity's property count and
+// greater than the previous one; every tag is known; every length fits in the value; strings are
+// valid UTF-8; a to-one target's number is ≥ 1. A row that breaks any rule is refused with
+// CORRUPT — decoding never traps on damaged bytes.
+
+import Collections
+import Foundation
+
+public enum RowCodec {
+    static let format: UInt8 = 1
+
+    enum Tag {
+        static let int: UInt8 = 1
+        static let double: UInt8 = 2
+        static let decimal: UInt8 = 3
+        static let string: UInt8 = 4
+        static let `false`: UInt8 = 5
+        static let `true`: UInt8 = 6
+        static let date: UInt8 = 7
+        static let binary: UInt8 = 8
+        static let uuid: UInt8 = 9
+        static let uri: UInt8 = 10
+        static let json: UInt8 = 11
+        static let object: UInt8 = 12
+    }
+
+    // MARK: Encoding
+
+    /// Encodes `object` into `out` (cleared first; pass the same buffer again to reuse its storage).
+    /// Null and to-many slots are left out.
+    public static func encode(_ object: StoredObject, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out.append(format)
+        appendVarint(object.version, to: &out)
+        for (field, value) in object.values.enumerated() {
+            switch value {
+            case .null, .objects: continue
+            default: break
+            }
+            appendVarint(UInt64(field), to: &out)
+            appendValue(value, to: &out)
+        }
+    }
+
+    public static func encode(_ object: StoredObject) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        encode(object, into: &out)
+        return out
+    }
+
+    static func appendValue(_ value: Value, to out: inout [UInt8]) {
+        switch value {
+        case .null, .objects: preconditionFailure("null and to-many values are not stored in rows")
+        case .int(let i):
+            out.append(Tag.int)
+            appendVarint(zigzag(i), to: &out)
+        case .double(let d):
+            out.append(Tag.double)
+            appendLE(d.bitPattern, to: &out)
+        case .decimal(let d):
+            out.append(Tag.decimal)
+            appendBytes(d.description.utf8, to: &out)
+        case .string(let s):
+            out.append(Tag.string)
+            appendBytes(s.utf8, to: &out)
+        case .bool(let b):
+            out.append(b ? Tag.true : Tag.false)
+        case .date(let ms):
+            out.append(Tag.date)
+            appendVarint(zigzag(ms), to: &out)
+        case .binary(let b):
+            out.append(Tag.binary)
+            appendVarint(UInt64(b.count), to: &out)
+            out.append(contentsOf: b)
+        case .uuid(let u):
+            out.append(Tag.uuid)
+            withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+        case .uri(let s):
+            out.append(Tag.uri)
+            appendBytes(s.utf8, to: &out)
+        case .json(let j):
+            out.append(Tag.json)
+            var inner: [UInt8] = []
+            appendJSON(j, to: &inner)
+            appendVarint(UInt64(inner.count), to: &out)
+            out.append(contentsOf: inner)
+        case .object(let id):
+            out.append(Tag.object)
+            KeyEncoding.appendObjectKey(id, to: &out)
+        }
+    }
+
+    static func appendBytes(_ utf8: String.UTF8View, to out: inout [UInt8]) {
+        appendVarint(UInt64(utf8.count), to: &out)
+        out.append(contentsOf: utf8)
+    }
+
+    static func appendJSON(_ j: JSON, to out: inout [UInt8]) {
+        switch j {
+        case .null: out.append(0)
+        case .bool(let b): out.append(b ? 2 : 1)
+        case .int(let i):
+            out.append(3)
+            appendVarint(zigzag(i), to: &out)
+        case .double(let d):
+            out.append(4)
+            appendLE(d.bitPattern, to: &out)
+        case .string(let s):
+            out.append(5)
+            appendBytes(s.utf8, to: &out)
+        case .array(let a):
+            out.append(6)
+            appendVarint(UInt64(a.count), to: &out)
+            for x in a { appendJSON(x, to: &out) }
+        case .object(let o):
+            out.append(7)
+            appendVarint(UInt64(o.count), to: &out)
+            for (k, v) in o {
+                appendBytes(k.utf8, to: &out)
+                appendJSON(v, to: &out)
+            }
+        }
+    }
+
+    @inline(__always)
+    static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
+
+    @inline(__always)
+    static func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1) }
+
+    @inline(__always)
+    public static func appendVarint(_ v: UInt64, to out: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    static func appendLE(_ v: UInt64, to out: inout [UInt8]) {
+        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+    }
+
+    // MARK: Decoding
+
+    /// Decodes the row of `id`, whose entity has `fieldCount` properties. Throws CORRUPT on any
+    /// damage.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
+        var reader = ByteReader(bytes: bytes)
+        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
+        let version = try reader.varint()
+        var values = [Value](repeating: .null, count: fieldCount)
+        var previous = -1
+        while !reader.atEnd {
+            let raw = try reader.varint()
+            guard raw < UInt64(fieldCount), Int(raw) > previous else {
+                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
+            }
+            let field = Int(raw)
+            previous = field
+            values[field] = try decodeValue(&reader)
+        }
+        return StoredObject(id: id, version: version, values: values)
+    }
+
+    public static func decode(_ bytes: [UInt8], id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
+        let result: Result<StoredObject, KeelError> = bytes.withUnsafeBytes { b in
+            Result { () throws(KeelError) -> StoredObject in try decode(b, id: id, fieldCount: fieldCount) }
+        }
+        return try result.get()
+    }
+
+    /// Only the version of a row (no field decoding).
+    public static func version(_ bytes: UnsafeRawBufferPointer) throws(KeelError) -> UInt64 {
+        var reader = ByteReader(bytes: bytes)
+        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
+        return try reader.varint()
+    }
+
+    static func decodeValue(_ r: inout ByteReader) throws(KeelError) -> Value {
+        let tag = try r.byte()
+        switch tag {
+        case Tag.int: return .int(unzigzag(try r.varint()))
+        case Tag.double: return .double(Double(bitPattern: try r.le64()))
+        case Tag.decimal:
+            let text = try r.string()
+            guard let d = Decimal(string: text, locale: nil), !d.isNaN || text == "NaN" else {
+                throw r.damage("malformed decimal")
+            }
+            return .decimal(d)
+        case Tag.string: return .string(try r.string())
+        case Tag.false: return .bool(false)
+        case Tag.true: return .bool(true)
+        case Tag.date: return .date(unzigzag(try r.varint()))
+        case Tag.binary: return .binary(try r.bytes(try r.length()))
+        case Tag.uuid:
+            let b = try r.bytes(16)
+            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+        case Tag.uri: return .uri(try r.string())
+        case Tag.json:
+            let length = try r.length()
+            let end = r.offset + length
+            let j = try decodeJSON(&r, depth: 0)
+            guard r.offset == end else { throw r.damage("json length does not match its content") }
+            return .json(j)
+        case Tag.object:
+            guard let id = KeyEncoding.objectID(r.bytes, at: r.offset) else { throw r.damage("bad object key") }
+            r.offset += KeyEncoding.objectKeySize
+            return .object(id)
+        default:
+            throw r.damage("unknown type tag \(tag)")
+        }
+    }
+
+    static func decodeJSON(_ r: inout ByteReader, depth: Int) throws(KeelError) -> JSON {
+        guard depth < 512 else { throw r.damage("json nested too deep") }
+        switch try r.byte() {
+        case 0: return .null
+        case 1: return .bool(false)
+        case 2: return .bool(true)
+        case 3: return .int(unzigzag(try r.varint()))
+        case 4: return .double(Double(bitPattern: try r.le64()))
+        case 5: return .string(try r.string())
+        case 6:
+            let count = try r.length()
+            var a: [JSON] = []
+            a.reserveCapacity(min(count, 1024))
+            for _ in 0..<count { a.append(try decodeJSON(&r, depth: depth + 1)) }
+            return .array(a)
+        case 7:
+            let count = try r.length()
+            var o: OrderedDictionary<String, JSON> = [:]
+            for _ in 0..<count {
+                let k = try r.string()
+                o[k] = try decodeJSON(&r, depth: depth + 1)
+            }
+            return .object(o)
+        default:
+            throw r.damage("unknown json tag")
+        }
+    }
+}
+
+/// A bounds-checked reader over bytes from disk: every read throws CORRUPT instead of trapping.
+struct ByteReader {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    var atEnd: Bool { offset >= bytes.count }
+
+    func damage(_ what: String) -> KeelError {
+        KeelError(.corrupt, "damaged record at byte \(offset): \(what)")
+    }
+
+    @inline(__always)
+    mutating func byte() throws(KeelError) -> UInt8 {
+        guard offset < bytes.count else { throw damage("truncated") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    @inline(__always)
+    mutating func varint() throws(KeelError) -> UInt64 {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            if shift == 63 && b > 1 { throw damage("varint overflows 64 bits") }
+            v |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return v }
+            shift += 7
+            if shift > 63 { throw damage("varint longer than 10 bytes") }
+        }
+    }
+
+    /// A length that fits in the rest of the bytes.
+    mutating func length() throws(KeelError) -> Int {
+        let n = try varint()
+        guard n <= UInt64(bytes.count - offset) else { throw damage("length \(n) beyond the end") }
+        return Int(n)
+    }
+
+    mutating func le64() throws(KeelError) -> UInt64 {
+        guard bytes.count - offset >= 8 else { throw damage("truncated") }
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        offset += 8
+        return v
+    }
+
+    mutating func bytes(_ n: Int) throws(KeelError) -> [UInt8] {
+        guard n >= 0, bytes.count - offset >= n else { throw damage("truncated") }
+        defer { offset += n }
+        return [UInt8](UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n]))
+    }
+
+    mutating func string() throws(KeelError) -> String {
+        let n = try length()
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n])
+        guard let s = String(validating: slice, as: UTF8.self) else { throw damage("invalid UTF-8") }
+        offset += n
+        return s
+    }
+}

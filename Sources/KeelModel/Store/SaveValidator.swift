@@ -1,0 +1,232 @@
+// Validation of a save's result, on every object the save touched, in the state it leaves:
+// types, required values, bounds, regex, non-optional to-one, to-many min/max counts, deny
+// rules met by deletes, and unique constraints. Every failure is collected; the save then fails
+// with one error listing all of them (Docs/Contexts.md, "Saving": precedence of codes).
+
+import Foundation
+import KeelStorage
+
+/// One failed rule.
+struct ValidationFailure: Sendable {
+    var code: KeelError.Code
+    var object: ObjectID
+    var property: String?
+    var rule: String
+    var message: String
+}
+
+/// Objects that would share a unique key.
+struct UniqueClash {
+    var constraint: Index
+    var holders: [ObjectID]
+}
+
+enum SaveValidator {
+    /// Objects alive after the save that it inserted or changed (row or links).
+    static func touched(_ s: SaveSession) -> [ObjectID] {
+        s.rows.compactMap { id, e in
+            guard let c = e.current else { return nil }
+            return e.inserted || c.values != e.original?.values || !e.linkFields.isEmpty ? id : nil
+        }.sorted()
+    }
+
+    static func validate(_ s: SaveSession) throws(KeelError) -> [ValidationFailure] {
+        let model = s.model
+        var failures: [ValidationFailure] = []
+        // A denied delete still nullified the inverses it reached (GraphRules reports, the save
+        // fails); the resulting empty to-ones are a consequence of the deny, not failures of
+        // their own.
+        let denied = Set(s.denials.map { "\($0.object.entity.rawValue)/\($0.object.number).\($0.relationship)" })
+        func nullifiedByDeny(_ id: ObjectID, _ field: Int, _ r: Relationship) -> Bool {
+            guard !denied.isEmpty, let inverse = r.inverse, let x = s.rows[id]?.original?.values[field].objectID else { return false }
+            return denied.contains("\(x.entity.rawValue)/\(x.number).\(inverse)")
+        }
+        for id in touched(s) {
+            guard let c = s.rows[id]?.current else { continue }
+            let entity = model[id.entity]
+            let name = id.text(in: model)
+            func fail(_ p: String, _ rule: String, _ message: String) {
+                failures.append(ValidationFailure(code: .validation, object: id, property: p, rule: rule, message: "\(name).\(p): \(message)"))
+            }
+            for (field, p) in entity.properties.enumerated() {
+                let v = c.values[field]
+                switch p {
+                case .attribute(let a):
+                    if a.isTransient { continue }
+                    if v.isNull {
+                        if !a.isOptional { fail(a.name, "required", "a value is required") }
+                        continue
+                    }
+                    guard fits(v, a.type) else {
+                        fail(a.name, "type", "the value does not fit type \(a.type.rawValue)")
+                        continue
+                    }
+                    if let min = a.minValue, let order = compare(bound: v, min, a.type), order < 0 {
+                        fail(a.name, "minValue", "\(describe(v, a.type)) is below the minimum \(describe(min, nil))")
+                    }
+                    if let max = a.maxValue, let order = compare(bound: v, max, a.type), order > 0 {
+                        fail(a.name, "maxValue", "\(describe(v, a.type)) is above the maximum \(describe(max, nil))")
+                    }
+                    if let pattern = a.regex, case .string(let text) = v {
+                        if let regex = try? Regex(pattern) {
+                            if (try? regex.wholeMatch(in: text)) == nil { fail(a.name, "regex", "does not match /\(pattern)/") }
+                        } else {
+                            fail(a.name, "regex", "the model's pattern /\(pattern)/ does not compile")
+                        }
+                    }
+                case .relationship(let r):
+                    if !r.isToMany {
+                        if v.isNull && !r.isOptional && !nullifiedByDeny(id, field, r) {
+                            fail(r.name, "required", "a related object is required")
+                        }
+                        continue
+                    }
+                    guard r.minCount > 0 || r.maxCount > 0 else { continue }
+                    let n = try s.memberCount(of: id, field: field)
+                    if r.minCount > 0, n < r.minCount { fail(r.name, "minCount", "\(n) objects, at least \(r.minCount) required") }
+                    if r.maxCount > 0, n > r.maxCount { fail(r.name, "maxCount", "\(n) objects, at most \(r.maxCount) allowed") }
+                }
+            }
+        }
+        for d in s.denials {
+            failures.append(ValidationFailure(
+                code: .deny, object: d.object, property: d.relationship, rule: "deny",
+                message: "\(d.object.text(in: model)) cannot be deleted: its \(d.relationship) still holds \(d.count) object\(d.count == 1 ? "" : "s")"))
+        }
+        for clash in try uniqueClashes(s) {
+            let names = clash.holders.map { $0.text(in: model) }.joined(separator: ", ")
+            for holder in clash.holders {
+                failures.append(ValidationFailure(
+                    code: .constraint, object: holder, property: clash.constraint.propertyNames.joined(separator: ","), rule: "unique",
+                    message: "\(names) share the unique key (\(clash.constraint.propertyNames.joined(separator: ", "))) of \(model[clash.constraint.declaredIn].name)"))
+            }
+        }
+        return failures
+    }
+
+    /// Groups of objects that would share a unique key after the save: touched objects by
+    /// their new keys, plus the stored holder of each key when it is untouched (it keeps it).
+    static func uniqueClashes(_ s: SaveSession) throws(KeelError) -> [UniqueClash] {
+        let model = s.model
+        let touchedIDs = touched(s)
+        let touchedSet = Set(touchedIDs)
+        var groups: [[UInt8]: (Index, [ObjectID])] = [:]
+        var order: [[UInt8]] = []
+        for id in touchedIDs {
+            guard let c = s.rows[id]?.current else { continue }
+            for u in model[id.entity].uniqueConstraints {
+                let values = u.fields.map { c.values[$0] }
+                if values.contains(where: \.isNull) { continue }
+                var key = Array(u.name.utf8)
+                key.append(0)
+                let valueKey = KeyEncoding.valuesKey(values)
+                key.append(contentsOf: valueKey)
+                if groups[key] == nil {
+                    order.append(key)
+                    var holders = [id]
+                    let store = s.layout.storeOf[u.declaredIn.index]
+                    if let h = try TreeReading.holder(try s.readTree(store, TreeLayout.index(u)), key: valueKey), h != id,
+                        !touchedSet.contains(h), try s.entry(h).current != nil
+                    {
+                        holders.append(h)
+                    }
+                    groups[key] = (u, holders)
+                } else {
+                    groups[key]?.1.append(id)
+                }
+            }
+        }
+        return order.compactMap { k in
+            guard let (u, holders) = groups[k], holders.count > 1 else { return nil }
+            return UniqueClash(constraint: u, holders: holders.sorted())
+        }
+    }
+
+    /// The error for a failed validation: one kind → its code (VALIDATION, DENY, CONSTRAINT);
+    /// several kinds → VALIDATION. Details list every failure.
+    static func error(_ failures: [ValidationFailure], model: Model) -> KeelError {
+        let kinds = Set(failures.map(\.code.rawValue))
+        let code: KeelError.Code = kinds.count == 1 ? failures[0].code : .validation
+        let shown = failures.prefix(3).map(\.message).joined(separator: "; ")
+        let message = failures.count == 1
+            ? "the save fails validation: \(shown)"
+            : "the save fails validation (\(failures.count) problems): \(shown)\(failures.count > 3 ? "; …" : "")"
+        let details: JSON = ["failures": .array(failures.map { f in
+            ["object": .string(f.object.text(in: model)), "property": f.property.map(JSON.string) ?? .null,
+             "rule": .string(f.rule), "code": .string(f.code.rawValue), "message": .string(f.message)]
+        })]
+        return KeelError(code, message, details: details)
+    }
+
+    // MARK: Types and bounds
+
+    static func fits(_ v: Value, _ type: AttributeType) -> Bool {
+        switch (type, v) {
+        case (.int16, .int(let i)): Int64(Int16.min)...Int64(Int16.max) ~= i
+        case (.int32, .int(let i)): Int64(Int32.min)...Int64(Int32.max) ~= i
+        case (.int64, .int): true
+        case (.double, .double): true
+        case (.float, .double(let d)): !d.isFinite || d.magnitude <= Double(Float.greatestFiniteMagnitude)
+        case (.decimal, .decimal), (.string, .string), (.bool, .bool), (.date, .date), (.binary, .binary),
+            (.uuid, .uuid), (.uri, .uri), (.json, .json):
+            true
+        default: false
+        }
+    }
+
+    /// Compares a value with a bound: numbers and dates by value, strings by length in
+    /// characters, binary by length in bytes. Nil when they cannot be compared.
+    static func compare(bound v: Value, _ bound: Value, _ type: AttributeType) -> Int? {
+        switch v {
+        case .string(let s): return compareNumbers(.int(Int64(s.count)), bound)
+        case .binary(let b): return compareNumbers(.int(Int64(b.count)), bound)
+        case .date(let ms):
+            if case .date(let b) = bound { return ms < b ? -1 : ms > b ? 1 : 0 }
+            return compareNumbers(.int(ms), bound)
+        default: return compareNumbers(v, bound)
+        }
+    }
+
+    static func compareNumbers(_ a: Value, _ b: Value) -> Int? {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return x < y ? -1 : x > y ? 1 : 0
+        case (.decimal, _), (_, .decimal):
+            guard let x = decimal(a), let y = decimal(b) else { return nil }
+            return x < y ? -1 : x > y ? 1 : 0
+        default:
+            guard let x = double(a), let y = double(b), !x.isNaN, !y.isNaN else { return nil }
+            return x < y ? -1 : x > y ? 1 : 0
+        }
+    }
+
+    static func double(_ v: Value) -> Double? {
+        switch v {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
+        case .date(let ms): Double(ms)
+        default: nil
+        }
+    }
+
+    static func decimal(_ v: Value) -> Decimal? {
+        switch v {
+        case .int(let i): Decimal(i)
+        case .double(let d): d.isFinite ? Decimal(d) : nil
+        case .decimal(let d): d
+        default: nil
+        }
+    }
+
+    static func describe(_ v: Value, _ type: AttributeType?) -> String {
+        switch v {
+        case .int(let i): "\(i)"
+        case .double(let d): "\(d)"
+        case .decimal(let d): "\(d)"
+        case .string(let s): type == nil ? "\"\(s)\"" : "length \(s.count)"
+        case .binary(let b): "length \(b.count)"
+        case .date(let ms): "date \(ms) ms"
+        default: "\(v)"
+        }
+    }
+}

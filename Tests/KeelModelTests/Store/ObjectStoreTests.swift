@@ -1,0 +1,226 @@
+// The object store's basics: save and reopen, fetches on a snapshot, IDs, the model check,
+// history and observers, batches, cascades.
+
+import Foundation
+import KeelStorage
+import Synchronization
+import Testing
+
+@testable import KeelModel
+
+@Suite("Object store")
+struct ObjectStoreTests {
+    @Test("a save is read back after reopen: attributes, to-one, to-many both ways, versions")
+    func saveAndReopen() throws {
+        var f = try StoreFixture()
+        let d = try f.new("Department"), e1 = try f.new("Employee"), e2 = try f.new("Manager")
+        let result = try f.store.save(ChangeSet(changes: [
+            .insert(d, values: f.values("Department", ["name": .string("Sales"), "budget": .double(1.5)])),
+            .insert(e1, values: f.values("Employee", ["name": .string("Kim"), "salary": .decimal(Decimal(string: "5200.50")!), "department": .object(d)])),
+            .insert(e2, values: f.values("Manager", ["name": .string("Lee"), "level": .int(3)])),
+            .add(d, field: f.model.field("Department", "employees"), members: [e2], at: nil),
+        ]))
+        #expect(result.saveID == SaveID(rawValue: 1))
+        #expect(Set(result.inserted) == [d, e1, e2])
+        try f.reopen()
+        #expect(try f.value(e1, "name") == .string("Kim"))
+        #expect(try f.value(e1, "salary") == .decimal(Decimal(string: "5200.5")!))
+        #expect(try f.value(e2, "department") == .object(d))
+        #expect(Set(try f.members(d, "employees")) == [e1, e2])
+        #expect(try f.object(e1)?.version == 1)
+        #expect(f.store.lastSaveID == SaveID(rawValue: 1))
+        try f.expectConsistent()
+
+        let before = try f.original(e1)
+        _ = try f.store.save(ChangeSet(changes: [f.set(e1, "age", .int(40))], originals: before))
+        #expect(try f.object(e1)?.version == 2)
+        #expect(try f.object(d)?.version == 1)
+    }
+
+    @Test("snapshot fetches: scan with and without sub-entities in ID order, count, by ID, many at once")
+    func fetches() throws {
+        let f = try StoreFixture()
+        var employees: [ObjectID] = []
+        var managers: [ObjectID] = []
+        for i in 0..<600 {
+            let entity = i % 3 == 0 ? "Manager" : "Employee"
+            let id = try f.insert(entity, ["name": .string("P\(i)")])
+            if entity == "Manager" { managers.append(id) } else { employees.append(id) }
+        }
+        let s = try f.store.snapshot()
+        defer { s.close() }
+        #expect(try s.count(f.model.id("Employee"), includeSubentities: true) == 600)
+        #expect(try s.count(f.model.id("Employee"), includeSubentities: false) == 400)
+        #expect(try s.count(f.model.id("Person"), includeSubentities: true) == 600)
+        #expect(try s.count(f.model.id("Manager"), includeSubentities: false) == 200)
+        var seen: [ObjectID] = []
+        try s.scan(f.model.id("Person"), includeSubentities: true) { (o) throws(KeelError) -> Bool in
+            seen.append(o.id)
+            _ = try s.object(o.id)  // reading the snapshot again inside a scan
+            return true
+        }
+        #expect(seen == (employees + managers).sorted())
+        var firstTen: [ObjectID] = []
+        try s.scan(f.model.id("Employee"), includeSubentities: false) { o in
+            firstTen.append(o.id)
+            return firstTen.count < 10
+        }
+        #expect(firstTen == Array(employees.prefix(10)))
+        let many = try s.objects([managers[5], employees[7], ObjectID(entity: f.model.id("Employee"), number: 99_999)])
+        #expect(many[0]?.values[f.model.field("Manager", "name")] == .string("P15"))
+        #expect(many[1]?.id == employees[7])
+        #expect(many[2] == nil)
+    }
+
+    @Test("a snapshot keeps its state while later saves commit")
+    func snapshotIsolation() throws {
+        let f = try StoreFixture()
+        let d = try f.insert("Department", ["name": .string("A")])
+        let s = try f.store.snapshot()
+        defer { s.close() }
+        _ = try f.store.save(ChangeSet(changes: [f.set(d, "name", .string("B"))], originals: try f.original(d)))
+        #expect(try s.object(d)?.values[f.model.field("Department", "name")] == .string("A"))
+        #expect(try f.value(d, "name") == .string("B"))
+    }
+
+    @Test("abstract entities get no IDs; numbers are never handed out twice, not after a failed save nor a reopen")
+    func ids() throws {
+        var f = try StoreFixture { $0.idBlockSize = 4 }
+        let abstract = keelError { _ = try f.store.newObjectID(for: f.model.id("Person")) }
+        #expect(abstract?.code == .badRequest)
+        var handed: Set<UInt64> = []
+        for round in 0..<3 {
+            for _ in 0..<6 {
+                let id = try f.new("Department")
+                #expect(handed.insert(id.number).inserted, "round \(round): \(id.number) handed out twice")
+            }
+            // A save that fails (no name: required) writes nothing; its ID is still spent.
+            let failed = try f.new("Department")
+            #expect(handed.insert(failed.number).inserted)
+            let error = keelError { _ = try f.store.save(ChangeSet(changes: [.insert(failed, values: [:])])) }
+            #expect(error?.code == .validation)
+            try f.reopen()
+        }
+        let unknown = ObjectID(entity: f.model.id("Department"), number: 1_000_000)
+        let refused = keelError { _ = try f.store.save(ChangeSet(changes: [.insert(unknown, values: f.values("Department", ["name": .string("x")]))])) }
+        #expect(refused?.code == .badRequest)
+    }
+
+    @Test("a folder created with another model is refused, naming the difference")
+    func modelMismatch() throws {
+        let fs = InMemoryFileSystem()
+        let f = try StoreFixture(fs: fs)
+        try f.store.close()
+        var options = ObjectStoreOptions()
+        options.storage.fileSystem = fs
+        let other = TestModels.company(extraEmployeeAttribute: true)
+        let error = keelError { _ = try ObjectStore.open(directory: f.directory, model: other, options: options) }
+        #expect(error?.code == .modelMismatch)
+        #expect(error?.message.contains("Employee.nickname is") == true && error?.message.contains("here, not there") == true, "\(String(describing: error))")
+        // The same model opens.
+        let again = try ObjectStore.open(directory: f.directory, model: f.model, options: options)
+        try again.close()
+    }
+
+    @Test("history records every save with changed property names; observers hear each commit; retention prunes")
+    func history() throws {
+        let f = try StoreFixture { $0.historyRetention = 3 }
+        let heard = Mutex<[SaveID]>([])
+        let token = f.store.addObserver { record in heard.withLock { $0.append(record.saveID) } }
+        let d = try f.insert("Department", ["name": .string("A")])
+        let e = try f.insert("Employee", ["name": .string("Kim")])
+        _ = try f.store.save(ChangeSet(changes: [f.set(e, "department", .object(d))], originals: try f.original(e)))
+        let records = try f.store.history(after: SaveID(rawValue: 2))
+        #expect(records.count == 1)
+        #expect(records.first?.updated[e] == ["department"])
+        #expect(records.first?.updated[d] == ["employees"])
+        #expect(heard.withLock { $0 } == [SaveID(rawValue: 1), SaveID(rawValue: 2), SaveID(rawValue: 3)])
+        f.store.removeObserver(token)
+        for i in 0..<3 { try f.insert("Department", ["name": .string("D\(i)")]) }
+        #expect(heard.withLock { $0.count } == 3)
+        let all = try f.store.history(after: SaveID(rawValue: 0))
+        #expect(all.map(\.saveID.rawValue) == [4, 5, 6])
+        #expect(try f.store.pruneHistory(keeping: 1) == 2)
+        #expect(try f.store.history(after: SaveID(rawValue: 0)).map(\.saveID.rawValue) == [6])
+    }
+
+    @Test("batch insert, update and delete: one save each, inverses and delete rules applied")
+    func batches() throws {
+        let f = try StoreFixture()
+        let d = try f.insert("Department", ["name": .string("Ops")])
+        let employee = f.model.id("Employee")
+        let rows = (0..<500).map { i in f.values("Employee", ["name": .string("E\(i)"), "age": .int(Int64(20 + i % 40)), "department": .object(d)]) }
+        let inserted = try f.store.batchInsert(entity: employee, objects: rows)
+        #expect(inserted.inserted.count == 500)
+        #expect(try f.members(d, "employees").count == 500)
+        let age = f.model.field("Employee", "age")
+        let updated = try f.store.batchUpdate(entity: employee, where: { $0.values[age] == .int(20) }, values: [age: .int(21)])
+        #expect(updated.updated.count == 13)
+        let deleted = try f.store.batchDelete(entity: employee, where: { $0.values[age] == .int(21) })
+        #expect(deleted.deleted.count == 26)
+        #expect(try f.members(d, "employees").count == 474)
+        try f.expectConsistent()
+        // Cascade: deleting the department deletes its employees.
+        let gone = try f.store.batchDelete(entity: f.model.id("Department"), where: { _ in true })
+        #expect(gone.deleted.count == 475)
+        let s = try f.store.snapshot()
+        defer { s.close() }
+        #expect(try s.count(employee, includeSubentities: true) == 0)
+        try f.expectConsistent()
+    }
+
+    @Test("a department with 10k employees: relate, then cascade delete, in linear-ish time")
+    func bigCascade() throws {
+        let f = try StoreFixture { $0.storage.syncMode = .off }
+        let d = try f.insert("Department", ["name": .string("Big")])
+        let employee = f.model.id("Employee")
+        let clock = ContinuousClock()
+        let insertTime = try clock.measure {
+            _ = try f.store.batchInsert(entity: employee, objects: (0..<10_000).map { i in
+                f.values("Employee", ["name": .string("E\(i)"), "department": .object(d)])
+            })
+        }
+        let deleteTime = try clock.measure {
+            _ = try f.store.save(ChangeSet(changes: [.delete(d)], originals: try f.original(d)))
+        }
+        let s = try f.store.snapshot()
+        defer { s.close() }
+        #expect(try s.count(employee, includeSubentities: true) == 0)
+        #expect(insertTime < .seconds(30) && deleteTime < .seconds(30), "insert \(insertTime), delete \(deleteTime)")
+        try f.expectConsistent()
+    }
+}
+
+@Suite("Object store on the project model")
+struct ProjectModelStoreTests {
+    @Test("config/model.json: a save across both configurations (Default and Feedback), reopen, verify")
+    func projectModel() throws {
+        let model = try TestModels.projectModel()
+        var f = try StoreFixture(model: model)
+        let company = try f.new("Company"), department = try f.new("Department"), employee = try f.new("Employee")
+        let computer = try f.new("Computer"), feedback = try f.new("Feedback")
+        let result = try f.store.save(ChangeSet(changes: [
+            .insert(company, values: f.values("Company", ["name": .string("Acme")])),
+            .insert(department, values: f.values("Department", ["name": .string("R&D"), "code": .int(7)])),
+            .add(company, field: model.field("Company", "departments"), members: [department], at: nil),
+            .insert(employee, values: f.values("Employee", [
+                "name": .string("Kim"), "salary": .decimal(Decimal(string: "5200.00")!), "department": .object(department),
+                "company": .object(company),
+            ])),
+            .insert(computer, values: f.values("Computer", ["id": .uuid(UUID()), "specs": .json(["ram": 16]), "owner": .object(employee)])),
+            .insert(feedback, values: f.values("Feedback", ["bookUUID": .uuid(UUID()), "rating": .double(4.5)])),
+        ]))
+        #expect(result.inserted.count == 5)
+        try f.reopen()
+        #expect(try f.members(department, "companies") == [company])
+        #expect(try f.members(company, "employees") == [employee])
+        #expect(try f.members(employee, "computers") == [computer])
+        #expect(try f.value(feedback, "rating") == .double(4.5))
+        try f.expectConsistent()
+        // Cascade from Person.computers.
+        _ = try f.store.save(ChangeSet(changes: [.delete(employee)], originals: try f.original(employee)))
+        #expect(try f.object(computer) == nil)
+        #expect(try f.members(company, "employees") == [])
+        try f.expectConsistent()
+    }
+}
