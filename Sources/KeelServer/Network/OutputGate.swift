@@ -19,9 +19,12 @@ final class OutputGate: Sendable {
         var closed = false
         /// The session's thread is blocked in `waitForRoom` (so exactly one signal wakes it).
         var waiting = false
+        /// Called once when the count falls to half the limit (events waiting for room).
+        var onRoom: (@Sendable () -> Void)?
     }
 
-    /// Guards the byte count, the closed flag and whether the session's thread waits.
+    /// Guards the byte count, the closed flag, whether the session's thread waits, and the
+    /// room callback.
     private let state = Mutex(State())
     /// Wakes the session's thread blocked in `waitForRoom`.
     private let wake = DispatchSemaphore(value: 0)
@@ -42,13 +45,28 @@ final class OutputGate: Sendable {
 
     /// Bytes the socket took (or that were dropped with the connection).
     func drained(_ count: Int) {
-        let signal = state.withLock { s -> Bool in
+        let (signal, room) = state.withLock { s -> (Bool, (@Sendable () -> Void)?) in
             s.bytes -= count
-            guard s.waiting, s.bytes <= limit / 2 else { return false }
+            guard s.bytes <= limit / 2 else { return (false, nil) }
+            let room = s.onRoom
+            s.onRoom = nil
+            guard s.waiting else { return (false, room) }
             s.waiting = false
-            return true
+            return (true, room)
         }
         if signal { wake.signal() }
+        room?()
+    }
+
+    /// Calls `body` once the count is at most half the limit (at once if it is already).
+    func whenRoom(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            if s.closed { return false }
+            if s.bytes <= limit / 2 { return true }
+            s.onRoom = body
+            return false
+        }
+        if now { body() }
     }
 
     /// The connection closed: wakes a waiting session thread for good.

@@ -1,5 +1,6 @@
 // The daemon's clean stop (the order is in KeelDaemon.swift's header).
 
+import KeelModel
 import Logging
 import NIOCore
 import NIOPosix
@@ -49,6 +50,21 @@ extension KeelDaemon {
 
     /// Checkpoints and closes the store, on the blocking pool.
     private func closeStore() async {
+        server.events.detach()
+        let store = server.store
+        let logger = self.logger
+        do {
+            try await blocking.runIfActive {
+                do throws(KeelError) {
+                    try store.checkpoint()
+                } catch {
+                    logger.error("checkpoint at shutdown failed", metadata: ["error": "\(error)"])
+                }
+                try store.close()
+            }
+        } catch {
+            logger.error("closing the store failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Removes the socket file if it is still the one this daemon bound.

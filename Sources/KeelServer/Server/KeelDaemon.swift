@@ -67,7 +67,7 @@ public final class KeelDaemon: Service, Sendable {
         let prepared: Prepared
         do {
             prepared = try await blocking.runIfActive { () throws -> Prepared in
-                try Prepared.make(configuration)
+                try Prepared.make(configuration, logger: logger)
             }
         } catch let failure as StartupFailure {
             try? await blocking.shutdownGracefully()
@@ -76,8 +76,8 @@ public final class KeelDaemon: Service, Sendable {
             try? await blocking.shutdownGracefully()
             throw StartupFailure("cannot start: \(error)")
         }
-        let (lock, model, existing) = (prepared.lock, prepared.model, prepared.existing)
-        let server = ServerContext(configuration: configuration, model: model, logger: logger, daemonUID: getuid())
+        let (lock, model, store, existing) = (prepared.lock, prepared.model, prepared.store, prepared.existing)
+        let server = ServerContext(configuration: configuration, model: model, store: store, logger: logger, daemonUID: getuid())
         let threads = configuration.eventLoopThreads > 0 ? configuration.eventLoopThreads : System.coreCount
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let bootstrap = ServerBootstrap(group: group)
@@ -96,6 +96,7 @@ public final class KeelDaemon: Service, Sendable {
             }
         } catch {
             try? await group.shutdownGracefully()
+            _ = try? await blocking.runIfActive { try store.close() }
             try? await blocking.shutdownGracefully()
             lock.release()
             throw StartupFailure("cannot listen on \(configuration.socketPath): \(error)")
@@ -136,9 +137,10 @@ public final class KeelDaemon: Service, Sendable {
 private struct Prepared: Sendable {
     var lock: DataFolderLock
     var model: Model
+    var store: ObjectStore
     var existing: SocketPreparation.Existing
 
-    static func make(_ configuration: ServerConfiguration) throws(StartupFailure) -> Prepared {
+    static func make(_ configuration: ServerConfiguration, logger: Logger) throws(StartupFailure) -> Prepared {
         let lock = try DataFolderLock.acquire(directory: configuration.dataDirectory)
         do throws(StartupFailure) {
             let model: Model
@@ -147,8 +149,21 @@ private struct Prepared: Sendable {
             } catch {
                 throw StartupFailure("the model cannot be loaded: \(error.message)")
             }
-            let existing = try SocketPreparation.prepare(path: configuration.socketPath)
-            return Prepared(lock: lock, model: model, existing: existing)
+            let store: ObjectStore
+            do throws(KeelError) {
+                store = try ObjectStore.open(
+                    directory: configuration.dataDirectory, model: model,
+                    options: ObjectStoreOptions(storage: configuration.storeOptions), logger: logger)
+            } catch {
+                throw StartupFailure("the store in \(configuration.dataDirectory) cannot be opened: \(error.message)")
+            }
+            do throws(StartupFailure) {
+                let existing = try SocketPreparation.prepare(path: configuration.socketPath)
+                return Prepared(lock: lock, model: model, store: store, existing: existing)
+            } catch {
+                try? store.close()
+                throw error
+            }
         } catch {
             lock.release()
             throw error

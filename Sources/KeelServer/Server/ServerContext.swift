@@ -10,6 +10,8 @@ import Synchronization
 final class ServerContext: Sendable {
     let configuration: ServerConfiguration
     let model: Model
+    let store: ObjectStore
+    let events: EventHub
     let logger: Logger
     /// The daemon's own uid (always allowed, and admin unless `adminUIDs` says otherwise).
     let daemonUID: UInt32
@@ -26,9 +28,11 @@ final class ServerContext: Sendable {
     static let serverName = "keeld"
     static let version = "0.1.0"
 
-    init(configuration: ServerConfiguration, model: Model, logger: Logger, daemonUID: UInt32) {
+    init(configuration: ServerConfiguration, model: Model, store: ObjectStore, logger: Logger, daemonUID: UInt32) {
         self.configuration = configuration
         self.model = model
+        self.store = store
+        self.events = EventHub(store: store)
         self.logger = logger
         self.daemonUID = daemonUID
         self.hello = [
@@ -39,6 +43,7 @@ final class ServerContext: Sendable {
             "modelHash": .string(model.hash),
             "limits": configuration.limits.json,
         ]
+        events.attach()
     }
 
     var limits: ServerLimits { configuration.limits }

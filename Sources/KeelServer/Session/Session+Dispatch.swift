@@ -8,5 +8,17 @@ import KeelProtocol
 extension Session {
     typealias Handler = @Sendable (Session, Request) throws(KeelError) -> JSON?
 
-    static let handlers: [String: Handler] = [:]
+    static let handlers: [String: Handler] = [
+        "BATCH.INSERT": { s, r throws(KeelError) in try s.batchInsert(r) },
+        "BATCH.UPDATE": { s, r throws(KeelError) in try s.batchUpdate(r) },
+        "BATCH.DELETE": { s, r throws(KeelError) in try s.batchDelete(r) },
+        "SUBSCRIBE": { s, r throws(KeelError) in try s.subscribe(r) },
+        "UNSUBSCRIBE": { s, r throws(KeelError) in try s.unsubscribe(r) },
+        "HISTORY": { s, r throws(KeelError) in try s.history(r) },
+        "STATS": { s, r throws(KeelError) in try s.stats(r) },
+        "CHECKPOINT": { s, r throws(KeelError) in try s.checkpoint(r) },
+        "COMPACT": { s, r throws(KeelError) in try s.compact(r) },
+        "VERIFY": { s, r throws(KeelError) in try s.verify(r) },
+        "BACKUP": { s, r throws(KeelError) in try s.backup(r) },
+    ]
 }

@@ -23,6 +23,8 @@ final class Session {
     private var refusing = false
     /// QUIT answered: the connection closes once its OK is written.
     private var quitting = false
+    /// SUBSCRIBE's subscription, if any.
+    var subscription: Subscription?
 
     /// Output gathered beyond this is handed over at once (a FETCH streams in chunks this big).
     static let chunkBytes = 64 << 10
@@ -52,13 +54,14 @@ final class Session {
                 if pending.utf8.count >= Self.chunkBytes { flush() }
             }
         case .drainEvents:
-            break
+            subscription?.drainStarted()
         case .barrier(let reached):
             refusing = true
             flush()
             reached()
             return
         }
+        if subscription != nil, !quitting { drainEvents() }
         if quitting || !link.worker.hasQueuedJobs { flush() }
     }
 
@@ -101,6 +104,9 @@ final class Session {
         if reply.isFinal { pendingFinals += 1 }
     }
 
+    /// Bytes gathered and not yet handed over.
+    var pendingBytes: Int { pending.utf8.count }
+
     /// Hands the gathered lines to the event loop: one write, one flush.
     func flush() {
         guard !pending.isEmpty || pendingFinals > 0 else { return }
@@ -110,20 +116,18 @@ final class Session {
     }
 
     /// Streams one ROW of a reply, waiting while the client is not reading. Throws when the
-    /// connection is gone (the request is abandoned; nothing it wrote is partial).
-    func stream(_ row: Reply) throws(SessionGone) {
+    /// connection is gone (the request is abandoned, and its reply with it).
+    func stream(_ row: Reply) throws(KeelError) {
         append(row)
         guard pending.utf8.count >= Self.chunkBytes else { return }
         flush()
-        guard link.gate.waitForRoom() else { throw SessionGone() }
+        guard link.gate.waitForRoom() else { throw KeelError(.busy, "the connection closed during the reply") }
     }
 
     /// The connection ended: contexts and subscription are dropped (nothing pending is saved).
     private func teardown() {
         link.worker.close()
+        if subscription != nil { server.events.unsubscribe(connection: link.id) }
         logger.debug("session ends")
     }
 }
-
-/// The connection closed while a reply was streaming.
-struct SessionGone: Error {}
