@@ -1,0 +1,340 @@
+// A context's pending changes, laid over the state it reads (a store snapshot, or its parent
+// context): pending rows, pending to-many edits, the deleted set, the change log the save
+// replays, and the originals optimistic locking compares.
+//
+// Layout, chosen so that 100k pending inserts stay small:
+// - `rows`: one `PendingRow` per inserted object and per pre-existing object whose row changed —
+//   the whole row as an array by field (`Entity.properties` order), never a dictionary of names.
+// - `members`: per (object, to-many field) the edits over the base: `added`/`removed` sets for an
+//   unordered relationship (read = base − removed + added, sorted by ID), the whole list for an
+//   ordered one (positions matter).
+// - `deleted`: pre-existing objects deleted here. Inserted objects that are deleted just vanish.
+// - `log`: the `Change` log. An insert's values are read from its row when the change set is
+//   built (`liveInsert`) until something else writes that row, when they are copied into the log
+//   (`materialize`) — so a bulk insert does not keep every row twice.
+// - `originals`: the base row of every pre-existing object changed or deleted, taken at its first
+//   change (what `changes()` reports as updated or deleted, and what a save checks).
+// - `transients`: transient attribute values; kept apart so they never dirty an object nor reach
+//   a change set.
+//
+// Every command runs between `begin()` and `commit()`; `undo()` reverses everything since
+// `begin()` from the journal, so a command that fails leaves the context as it was.
+
+struct MemberKey: Hashable {
+    let id: ObjectID
+    let field: Int
+}
+
+struct PendingRow {
+    var values: [Value]
+    var version: UInt64
+    var isInserted: Bool
+    /// The log position of this inserted object's `.insert` while its values are read from this
+    /// row; -1 once copied into the log (or for a pre-existing object).
+    var liveInsert: Int
+}
+
+struct PendingMembers {
+    var added: Set<ObjectID> = []
+    var removed: Set<ObjectID> = []
+    /// The whole list, for an ordered relationship.
+    var ordered: [ObjectID]?
+}
+
+enum LogEntry {
+    case change(Change)
+    /// An insert whose values are the object's current pending row.
+    case liveInsert(ObjectID)
+}
+
+struct ContextOverlay {
+    enum Undo {
+        case row(ObjectID, PendingRow?)
+        case original(ObjectID)
+        case deleted(ObjectID)
+        case members(MemberKey, PendingMembers?)
+        case member(MemberKey, ObjectID, wasAdded: Bool, wasRemoved: Bool, existed: Bool)
+        case liveInsert(index: Int, ObjectID)
+        case transient(ObjectID, field: Int, previous: Value?)
+    }
+
+    let model: Model
+    /// What the overlay lies over; nil until the context's first read after open, save, rollback
+    /// or refresh.
+    var base: (any ObjectReader)?
+
+    private(set) var rows: [ObjectID: PendingRow] = [:]
+    private(set) var members: [MemberKey: PendingMembers] = [:]
+    private(set) var deleted: Set<ObjectID> = []
+    private(set) var originals: [ObjectID: StoredObject] = [:]
+    private(set) var log: [LogEntry] = []
+    private(set) var transients: [ObjectID: [Int: Value]] = [:]
+    private(set) var insertedCount = 0
+
+    private var journal: [Undo] = []
+    private var journaledRows: Set<ObjectID> = []
+    private var journaledMembers: Set<MemberKey> = []
+    private var marks: (log: Int, inserted: Int) = (0, 0)
+
+    init(model: Model) {
+        self.model = model
+    }
+
+    /// Inserted objects plus changed or deleted pre-existing ones (the daemon's limit counts these).
+    var pendingObjectCount: Int { insertedCount + originals.count }
+
+    var hasChanges: Bool { !log.isEmpty }
+
+    func reader() throws(KeelError) -> any ObjectReader {
+        guard let base else { throw KeelError(.internal, "the context has no snapshot to read") }
+        return base
+    }
+
+    // MARK: Commands
+
+    mutating func begin() {
+        journal.removeAll(keepingCapacity: true)
+        journaledRows.removeAll(keepingCapacity: true)
+        journaledMembers.removeAll(keepingCapacity: true)
+        marks = (log.count, insertedCount)
+    }
+
+    mutating func commit() {
+        journal.removeAll(keepingCapacity: true)
+        journaledRows.removeAll(keepingCapacity: true)
+        journaledMembers.removeAll(keepingCapacity: true)
+    }
+
+    /// Reverses everything since `begin()`.
+    mutating func undo() {
+        for entry in journal.reversed() {
+            switch entry {
+            case .row(let id, let previous): rows[id] = previous
+            case .original(let id): originals[id] = nil
+            case .deleted(let id): deleted.remove(id)
+            case .members(let key, let previous): members[key] = previous
+            case .member(let key, let member, let wasAdded, let wasRemoved, let existed):
+                if !existed {
+                    members[key] = nil
+                    continue
+                }
+                if wasAdded { members[key]?.added.insert(member) } else { members[key]?.added.remove(member) }
+                if wasRemoved { members[key]?.removed.insert(member) } else { members[key]?.removed.remove(member) }
+            case .liveInsert(let index, let id): log[index] = .liveInsert(id)
+            case .transient(let id, let field, let previous): transients[id, default: [:]][field] = previous
+            }
+        }
+        log.removeSubrange(marks.log...)
+        insertedCount = marks.inserted
+        commit()
+    }
+
+    /// Drops every pending change (after a save, or at rollback). Transient values survive only
+    /// when `keepTransients`, for objects that still exist.
+    mutating func reset(keepTransients: Bool) {
+        let gone = deleted
+        rows = [:]
+        members = [:]
+        deleted = []
+        originals = [:]
+        log = []
+        insertedCount = 0
+        if keepTransients {
+            transients = transients.filter { !gone.contains($0.key) }
+        } else {
+            transients = [:]
+        }
+        commit()
+    }
+
+    mutating func renameTransients(_ merged: [ObjectID: ObjectID]) {
+        for (from, to) in merged {
+            if let values = transients.removeValue(forKey: from) { transients[to] = values }
+        }
+    }
+
+    mutating func append(_ change: Change) {
+        log.append(.change(change))
+    }
+
+    // MARK: Primitive edits (journaled)
+
+    /// A new object's row; its `.insert` is appended by `sealInsert` once its to-ones are set.
+    mutating func insertRow(_ id: ObjectID, values: [Value]) {
+        journalRow(id)
+        rows[id] = PendingRow(values: values, version: 0, isInserted: true, liveInsert: -1)
+        insertedCount += 1
+    }
+
+    mutating func sealInsert(_ id: ObjectID) {
+        log.append(.liveInsert(id))
+        rows[id]?.liveInsert = log.count - 1
+    }
+
+    mutating func setTransient(_ id: ObjectID, field: Int, value: Value) {
+        journal.append(.transient(id, field: field, previous: transients[id]?[field]))
+        transients[id, default: [:]][field] = value
+    }
+
+    /// Makes sure `id` has a pending row (copying the base row) and journals it once per command.
+    mutating func touchRow(_ id: ObjectID) throws(KeelError) {
+        if rows[id] != nil {
+            journalRow(id)
+            return
+        }
+        guard !deleted.contains(id), let stored = try reader().object(id) else {
+            throw KeelError(.notFound, "no object \(id.text(in: model)) (it does not exist or is deleted)")
+        }
+        recordOriginal(stored)
+        journalRow(id)
+        rows[id] = PendingRow(values: stored.values, version: stored.version, isInserted: false, liveInsert: -1)
+    }
+
+    /// Records the base row of a pre-existing object at its first change.
+    mutating func touchOriginal(_ id: ObjectID) throws(KeelError) {
+        if originals[id] != nil || rows[id]?.isInserted == true { return }
+        if let row = rows[id] {
+            // A pending row always has its original; keep going defensively.
+            recordOriginal(StoredObject(id: id, version: row.version, values: row.values))
+            return
+        }
+        guard let stored = try reader().object(id) else {
+            throw KeelError(.notFound, "no object \(id.text(in: model)) (it does not exist or is deleted)")
+        }
+        recordOriginal(stored)
+    }
+
+    mutating func writeField(_ id: ObjectID, field: Int, value: Value) throws(KeelError) {
+        try touchRow(id)
+        try materialize(id)
+        rows[id]?.values[field] = value
+    }
+
+    mutating func linkMember(_ id: ObjectID, field: Int, member: ObjectID, at position: Int?, ordered: Bool) throws(KeelError) {
+        try touchOriginal(id)
+        let key = MemberKey(id: id, field: field)
+        if ordered {
+            var list = try orderedList(key)
+            if let existing = list.firstIndex(of: member) {
+                guard let position else { return }
+                list.remove(at: existing)
+                list.insert(member, at: min(max(position, 0), list.count))
+            } else if let position {
+                list.insert(member, at: min(max(position, 0), list.count))
+            } else {
+                list.append(member)
+            }
+            members[key, default: PendingMembers()].ordered = list
+            return
+        }
+        journalMember(key, member)
+        members[key, default: PendingMembers()].removed.remove(member)
+        members[key, default: PendingMembers()].added.insert(member)
+    }
+
+    mutating func unlinkMember(_ id: ObjectID, field: Int, member: ObjectID, ordered: Bool) throws(KeelError) {
+        try touchOriginal(id)
+        let key = MemberKey(id: id, field: field)
+        if ordered {
+            var list = try orderedList(key)
+            guard let index = list.firstIndex(of: member) else { return }
+            list.remove(at: index)
+            members[key, default: PendingMembers()].ordered = list
+            return
+        }
+        journalMember(key, member)
+        members[key, default: PendingMembers()].added.remove(member)
+        if rows[id]?.isInserted != true { members[key, default: PendingMembers()].removed.insert(member) }
+    }
+
+    mutating func destroyObject(_ id: ObjectID) throws(KeelError) {
+        let inserted = rows[id]?.isInserted == true
+        if !inserted {
+            try touchOriginal(id)
+            deleted.insert(id)
+            journal.append(.deleted(id))
+        }
+        if rows[id] != nil {
+            journalRow(id)
+            try materialize(id)
+            rows[id] = nil
+            if inserted { insertedCount -= 1 }
+        }
+        for (field, r) in model[id.entity].relationships where r.isToMany {
+            let key = MemberKey(id: id, field: field)
+            guard let previous = members[key] else { continue }
+            journal.append(.members(key, previous))
+            journaledMembers.insert(key)
+            members[key] = nil
+        }
+        if let values = transients[id] {
+            for (field, value) in values { journal.append(.transient(id, field: field, previous: value)) }
+            transients[id] = nil
+        }
+    }
+
+    // MARK: Change set
+
+    /// The log as the save replays it.
+    func changeSet() throws(KeelError) -> ChangeSet {
+        var changes: [Change] = []
+        changes.reserveCapacity(log.count)
+        for entry in log {
+            switch entry {
+            case .change(let change): changes.append(change)
+            case .liveInsert(let id):
+                guard let row = rows[id] else {
+                    throw KeelError(.internal, "the insert of \(id.text(in: model)) lost its row")
+                }
+                changes.append(.insert(id, values: insertValues(id, row)))
+            }
+        }
+        return ChangeSet(changes: changes, originals: originals)
+    }
+
+    // MARK: Internals
+
+    private mutating func recordOriginal(_ stored: StoredObject) {
+        guard originals[stored.id] == nil else { return }
+        originals[stored.id] = stored
+        journal.append(.original(stored.id))
+    }
+
+    private mutating func journalRow(_ id: ObjectID) {
+        guard journaledRows.insert(id).inserted else { return }
+        journal.append(.row(id, rows[id]))
+    }
+
+    private mutating func journalMember(_ key: MemberKey, _ member: ObjectID) {
+        let existing = members[key]
+        journal.append(
+            .member(
+                key, member, wasAdded: existing?.added.contains(member) ?? false,
+                wasRemoved: existing?.removed.contains(member) ?? false, existed: existing != nil))
+    }
+
+    private mutating func orderedList(_ key: MemberKey) throws(KeelError) -> [ObjectID] {
+        if journaledMembers.insert(key).inserted { journal.append(.members(key, members[key])) }
+        if let list = members[key]?.ordered { return list }
+        if rows[key.id]?.isInserted == true { return [] }
+        return try reader().members(of: key.id, field: key.field)
+    }
+
+    /// Copies a live insert's values into the log before its row changes or goes.
+    private mutating func materialize(_ id: ObjectID) throws(KeelError) {
+        guard let row = rows[id], row.liveInsert >= 0 else { return }
+        let index = row.liveInsert
+        log[index] = .change(.insert(id, values: insertValues(id, row)))
+        journal.append(.liveInsert(index: index, id))
+        rows[id]?.liveInsert = -1
+    }
+
+    /// Non-null attribute values (transients are never in rows) and to-one targets.
+    private func insertValues(_ id: ObjectID, _ row: PendingRow) -> [Int: Value] {
+        var values: [Int: Value] = [:]
+        for (field, value) in row.values.enumerated() where !value.isNull {
+            values[field] = value
+        }
+        return values
+    }
+}

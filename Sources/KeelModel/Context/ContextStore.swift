@@ -1,0 +1,24 @@
+// What a root context needs from the object store: a snapshot to read, permanent IDs at
+// insert, and the save that replays a change log. `ObjectStore` conforms (the conformance lives
+// next to it); tests conform small in-memory stores.
+
+/// A consistent, read-only view of the stores that a context reads for as long as it keeps it.
+public protocol ContextSnapshot: ObjectReader {
+    /// Gives the snapshot back (the engine may then recycle what it pinned). Called once.
+    func close()
+}
+
+/// The object store as a root context sees it.
+///
+/// Implementations are shared by every context of a process (the daemon's connections), so they
+/// are `Sendable`; a context itself is not (see `ObjectContext`).
+public protocol ContextStore: AnyObject, Sendable {
+    var model: Model { get }
+    /// A new snapshot of the current state of every store.
+    func contextSnapshot() throws(KeelError) -> any ContextSnapshot
+    /// A new permanent ID for an object of `entity` (a concrete entity), never handed out again.
+    func newObjectID(for entity: EntityID) throws(KeelError) -> ObjectID
+    /// Replays `changes` on the current state, resolves conflicts by `mergePolicy`, validates, and
+    /// writes all of it or nothing.
+    func save(_ changes: ChangeSet, mergePolicy: MergePolicy) throws(KeelError) -> SaveResult
+}
