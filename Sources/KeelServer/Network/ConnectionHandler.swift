@@ -107,6 +107,18 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
+    /// The client shut down its side (`printf … | socat`): every request it sent is still
+    /// answered, then the connection closes.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let channelEvent = event as? ChannelEvent, case .inputClosed = channelEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        endBurst(context: context)
+        closing = true
+        if inFlight == 0 { closeAfterPendingWrites() }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         logger.debug("connection error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
@@ -132,6 +144,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        endBurst(context: context)
+        if closing, inFlight == 0 {
+            closeAfterPendingWrites()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    /// The burst is over: the replies answered here go out in one write, the rest to the
+    /// connection's thread as one job.
+    private func endBurst(context: ChannelHandlerContext) {
         if !inline.isEmpty {
             write(inline, context: context)
             inline = ""
@@ -141,10 +163,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
             link.worker.submit(.items(items))
             items = []
         }
-        if closing, inFlight == 0 {
-            closeAfterPendingWrites()
-        }
-        context.fireChannelReadComplete()
     }
 
     /// One request line: parsed, checked against the table, answered here or handed over.
@@ -206,8 +224,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             gate.drained(bytes)
             handler.value.resumeIfDrained()
         }
-        if close {
-            closing = true
+        if close || (closing && inFlight == 0) {
             closeAfterPendingWrites()
         } else {
             resumeIfDrained()

@@ -84,6 +84,7 @@ public final class KeelDaemon: Service, Sendable {
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.autoRead, value: true)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: server))

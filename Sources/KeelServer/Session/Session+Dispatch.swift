@@ -9,6 +9,20 @@ extension Session {
     typealias Handler = @Sendable (Session, Request) throws(KeelError) -> JSON?
 
     static let handlers: [String: Handler] = [
+        "CONTEXT.OPEN": { s, r throws(KeelError) in try s.openContext(r) },
+        "CONTEXT.CLOSE": { s, r throws(KeelError) in try s.closeContext(r) },
+        "CHANGES": { s, r throws(KeelError) in try s.changes(r) },
+        "SAVE": { s, r throws(KeelError) in try s.save(r) },
+        "ROLLBACK": { s, r throws(KeelError) in try s.rollback(r) },
+        "REFRESH": { s, r throws(KeelError) in try s.refresh(r) },
+        "INSERT": { s, r throws(KeelError) in try s.insert(r) },
+        "UPDATE": { s, r throws(KeelError) in try s.update(r) },
+        "DELETE": { s, r throws(KeelError) in try s.delete(r) },
+        "RELATE": { s, r throws(KeelError) in try s.relate(r) },
+        "GET": { s, r throws(KeelError) in try s.get(r) },
+        "FETCH": { s, r throws(KeelError) in try s.fetch(r) },
+        "COUNT": { s, r throws(KeelError) in try s.count(r) },
+        "EXPLAIN": { s, r throws(KeelError) in try s.explain(r) },
         "BATCH.INSERT": { s, r throws(KeelError) in try s.batchInsert(r) },
         "BATCH.UPDATE": { s, r throws(KeelError) in try s.batchUpdate(r) },
         "BATCH.DELETE": { s, r throws(KeelError) in try s.batchDelete(r) },

@@ -7,6 +7,7 @@
 // Commands: Session+Dispatch.swift (the handler of each command of the table),
 // ConnectionCommands.swift (HELLO, PING, QUIT, MODEL).
 
+import Collections
 import KeelModel
 import KeelProtocol
 import Logging
@@ -25,6 +26,9 @@ final class Session {
     private var quitting = false
     /// SUBSCRIBE's subscription, if any.
     var subscription: Subscription?
+    /// The connection's contexts by name, in the order opened; `main` first, always there.
+    /// Confined to this thread, as contexts must be (Docs/Contexts.md, "The isolation rule").
+    var contexts: OrderedDictionary<String, ObjectContext> = [:]
 
     /// Output gathered beyond this is handed over at once (a FETCH streams in chunks this big).
     static let chunkBytes = 64 << 10
@@ -35,6 +39,9 @@ final class Session {
         var logger = server.logger
         logger[metadataKey: "conn.id"] = "\(link.id)"
         self.logger = logger
+        let main = ObjectContext(store: server.store)
+        main.pendingObjectLimit = server.limits.pendingObjectsPerContext
+        contexts[Self.mainContext] = main
     }
 
     /// The thread's body: jobs until the connection closes (or QUIT).
@@ -128,6 +135,8 @@ final class Session {
     private func teardown() {
         link.worker.close()
         if subscription != nil { server.events.unsubscribe(connection: link.id) }
+        // Pending changes are dropped with their contexts: nothing unsaved reaches the store.
+        contexts.removeAll()
         logger.debug("session ends")
     }
 }
