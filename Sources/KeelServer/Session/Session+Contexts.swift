@@ -28,12 +28,6 @@ extension Session {
         guard contexts[name] == nil else {
             throw KeelError(.badRequest, "a context named \"\(name)\" is already open on this connection")
         }
-        let limit = server.limits.contextsPerConnection
-        guard contexts.count < limit else {
-            throw KeelError(
-                .limit, "this connection has \(contexts.count) contexts open, the limit (contextsPerConnection)",
-                details: ["limit": .int(Int64(limit))])
-        }
         var policy = MergePolicy.error
         if let text = request.arguments["mergePolicy"]?.stringValue {
             guard let chosen = MergePolicy(rawValue: text) else {
@@ -42,11 +36,21 @@ extension Session {
             }
             policy = chosen
         }
-        let context: ObjectContext
+        var parent: ObjectContext?
         if let parentName = request.arguments["parent"]?.stringValue {
-            guard let parent = contexts[parentName] else {
+            guard let found = contexts[parentName] else {
                 throw KeelError(.noSuchContext, "no context \"\(parentName)\" on this connection (open: \(openContextNames))")
             }
+            parent = found
+        }
+        let limit = server.limits.contextsPerConnection
+        guard contexts.count < limit else {
+            throw KeelError(
+                .limit, "this connection has \(contexts.count) contexts open, the limit (contextsPerConnection)",
+                details: ["limit": .int(Int64(limit))])
+        }
+        let context: ObjectContext
+        if let parent {
             context = ObjectContext(parent: parent, mergePolicy: policy)
         } else {
             context = ObjectContext(store: server.store, mergePolicy: policy)
