@@ -58,7 +58,11 @@ final class Session {
             for item in items {
                 guard !quitting, !link.worker.isClosed else { break }
                 process(item)
-                if pending.utf8.count >= Self.chunkBytes { flush() }
+                // A burst of big replies for a client that does not read: wait, do not buffer.
+                if pending.utf8.count >= Self.chunkBytes {
+                    flush()
+                    guard link.gate.waitForRoom() else { break }
+                }
             }
         case .drainEvents:
             subscription?.drainStarted()
