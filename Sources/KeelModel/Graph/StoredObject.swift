@@ -19,7 +19,7 @@ public struct StoredObject: Sendable, Hashable {
 
 /// Read access to objects as of some state: a snapshot of the stores, or the state a save is
 /// building inside its write transactions.
-public protocol ObjectReader {
+public protocol ObjectReader: ObjectGraphReading {
     var model: Model { get }
     /// The object's row, nil when there is no such object.
     func object(_ id: ObjectID) throws(KeelError) -> StoredObject?

@@ -1,0 +1,135 @@
+// The predicate language's syntax tree: what `Predicate.parse` (PredicateParser.swift) makes of
+// an `NSPredicate(format:)` string, before it meets a model. Independent of storage and of any
+// entity: `PredicateBinder` resolves key paths, arguments and variables against a `Model` and
+// turns this tree into a `BoundPredicate`, which is what evaluation and the planner read.
+//
+// Equality and hashing compare meaning, not spelling: `a AND b AND c` and `(a AND b) AND c` are
+// the same tree (AND/OR are flattened), `SOME` is `ANY`, `=<` is `<=`, `SELF.name` is `name`, and
+// source positions (kept for error messages) never take part. So `parse(description)` gives back
+// an equal tree for every tree `parse` made (tests: PredicateRoundTripTests).
+
+/// A parsed predicate: a boolean combination of comparisons.
+public indirect enum Predicate: Sendable, Hashable {
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`.
+    case constant(Bool)
+    /// `NOT p` / `!p`.
+    case not(Predicate)
+    /// `a AND b AND …` (never nested directly in another `and`; use `Predicate.and(_:)`).
+    case and([Predicate])
+    /// `a OR b OR …` (never nested directly in another `or`).
+    case or([Predicate])
+    case comparison(Comparison)
+
+    /// A conjunction with nested conjunctions flattened (what the parser builds).
+    public static func and(flattening terms: [Predicate]) -> Predicate {
+        var flat: [Predicate] = []
+        for term in terms {
+            if case .and(let inner) = term { flat.append(contentsOf: inner) } else { flat.append(term) }
+        }
+        return flat.count == 1 ? flat[0] : .and(flat)
+    }
+
+    /// A disjunction with nested disjunctions flattened.
+    public static func or(flattening terms: [Predicate]) -> Predicate {
+        var flat: [Predicate] = []
+        for term in terms {
+            if case .or(let inner) = term { flat.append(contentsOf: inner) } else { flat.append(term) }
+        }
+        return flat.count == 1 ? flat[0] : .or(flat)
+    }
+}
+
+/// `left op[options] right`, optionally under `ANY`/`ALL`/`NONE`.
+public struct Comparison: Sendable, Hashable {
+    public var modifier: ComparisonModifier
+    public var left: Expression
+    public var op: ComparisonOperator
+    public var options: StringOptions
+    public var right: Expression
+    /// Where the operator starts in the source (not part of equality).
+    public var position: SourcePosition
+
+    public init(
+        modifier: ComparisonModifier = .direct, left: Expression, op: ComparisonOperator, options: StringOptions = [],
+        right: Expression, position: SourcePosition = SourcePosition(0)
+    ) {
+        self.modifier = modifier
+        self.left = left
+        self.op = op
+        self.options = options
+        self.right = right
+        self.position = position
+    }
+}
+
+/// The quantifier of a comparison whose left side is a collection (a to-many key path).
+public enum ComparisonModifier: String, Sendable, Hashable {
+    /// No quantifier: the left side is one value.
+    case direct = ""
+    /// `ANY` / `SOME`: true when some element satisfies the comparison.
+    case any = "ANY"
+    /// `ALL`: true when every element does (so true for an empty collection).
+    case all = "ALL"
+    /// `NONE`: true when no element does (so true for an empty collection).
+    case none = "NONE"
+}
+
+/// The comparison operators, spelled canonically.
+public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case between = "BETWEEN"
+    case `in` = "IN"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    case like = "LIKE"
+    case matches = "MATCHES"
+
+    /// The operators that read their operands as text.
+    public var isStringOperator: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .contains, .like, .matches: true
+        default: false
+        }
+    }
+
+    /// `<`, `<=`, `>`, `>=`.
+    public var isOrdering: Bool {
+        switch self {
+        case .less, .lessOrEqual, .greater, .greaterOrEqual: true
+        default: false
+        }
+    }
+}
+
+/// `[c]`, `[d]`, `[cd]`: how strings are compared.
+public struct StringOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// `c`: Unicode case folding (full folding: `ß` matches `ss`).
+    public static let caseInsensitive = StringOptions(rawValue: 1)
+    /// `d`: diacritics removed (`é` matches `e`).
+    public static let diacriticInsensitive = StringOptions(rawValue: 2)
+
+    /// `[c]`, `[d]`, `[cd]`, or empty.
+    public var text: String {
+        if isEmpty { return "" }
+        return "[" + (contains(.caseInsensitive) ? "c" : "") + (contains(.diacriticInsensitive) ? "d" : "") + "]"
+    }
+}
+
+/// An offset into the predicate text, in Unicode scalars from 0, for error messages. Never part
+/// of a tree's equality or hash, so trees parsed from different spellings compare equal.
+public struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
+    public var offset: Int
+    public init(_ offset: Int) { self.offset = offset }
+    public static func == (_: SourcePosition, _: SourcePosition) -> Bool { true }
+    public func hash(into hasher: inout Hasher) {}
+    public var description: String { String(offset) }
+}

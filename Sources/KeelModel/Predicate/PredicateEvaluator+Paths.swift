@@ -1,0 +1,202 @@
+// Key paths at evaluation time: hops through to-one relationships (a target that does not exist
+// in the reader — deleted, or never there — reads as nil), to-many members (a collection),
+// SUBQUERY filtering, and the aggregates:
+//
+// | aggregate | over | empty collection |
+// | --- | --- | --- |
+// | `@count` | the elements (nil values too) | 0 |
+// | `@sum` | the non-nil numbers; int until it would overflow, then decimal; decimal if any is; double if any is | 0 |
+// | `@avg` | the non-nil numbers; decimal if any is, else double | nil |
+// | `@min`, `@max` | the non-nil values, by `Value.compare` | nil |
+//
+// A to-many's members are counted without loading them (`employees.@count` is one
+// `members(of:field:)`); objects are loaded only to read through them.
+
+import Foundation
+
+/// Where a key path stands while it is walked: one object (nil when missing) or several.
+enum Focus {
+    case one(StoredObject?)
+    case many([StoredObject])
+}
+
+extension PredicateEvaluator {
+    mutating func path(_ p: BoundKeyPath, _ object: StoredObject) throws(KeelError) -> Operand {
+        let start = try base(p.base, object)
+        guard let aggregate = p.aggregate else { return try walk(p.steps[...], from: start) }
+        if aggregate.tail.isEmpty {
+            return .one(Self.aggregate(aggregate.function, try walk(p.steps[...], from: start).elements))
+        }
+        var values: [Value] = []
+        for element in try load(p.steps[...], from: start) {
+            if case .one(let v) = try walk(aggregate.tail[...], from: .one(element)) { values.append(v) }
+        }
+        return .one(Self.aggregate(aggregate.function, values))
+    }
+
+    private mutating func base(_ base: BoundKeyPath.Base, _ object: StoredObject) throws(KeelError) -> Focus {
+        switch base {
+        case .object: return .one(object)
+        case .variable(let slot): return .one(slots[slot])
+        case .subquery(let subquery):
+            let elements = try load(subquery.collection.steps[...], from: try self.base(subquery.collection.base, object))
+            let saved = slots[subquery.slot]
+            defer { slots[subquery.slot] = saved }
+            var kept: [StoredObject] = []
+            for element in elements {
+                slots[subquery.slot] = element
+                if try node(subquery.predicate, element) { kept.append(element) }
+            }
+            return .many(kept)
+        }
+    }
+
+    /// Walks `steps`; the last one gives values (an attribute) or IDs (a relationship).
+    private func walk(_ steps: ArraySlice<BoundKeyPath.Step>, from start: Focus) throws(KeelError) -> Operand {
+        var focus = start
+        for (i, step) in zip(steps.indices, steps) {
+            let last = i == steps.index(before: steps.endIndex)
+            switch (step, focus) {
+            case (.attribute(let f), .one(let o)):
+                return .one(o.map { Self.value($0, f) } ?? .null)
+            case (.attribute(let f), .many(let os)):
+                return .many(os.map { Self.value($0, f) })
+            case (.toOne(let f), .one(let o)):
+                let target = try o.flatMap { o throws(KeelError) in try follow(o, f) }
+                if last { return .one(target.map { .object($0.id) } ?? .null) }
+                focus = .one(target)
+            case (.toOne(let f), .many(let os)):
+                var targets: [StoredObject?] = []
+                for o in os { targets.append(try follow(o, f)) }
+                if last { return .many(targets.map { $0.map { .object($0.id) } ?? .null }) }
+                focus = .many(targets.compactMap { $0 })
+            case (.toMany(let f), _):
+                let ids = try members(focus, f)
+                if last { return .many(ids.map { .object($0) }) }
+                var objects: [StoredObject] = []
+                for id in ids {
+                    if let o = try graph.object(id) { objects.append(o) }
+                }
+                focus = .many(objects)
+            }
+        }
+        switch focus {
+        case .one(let o): return .one(o.map { .object($0.id) } ?? .null)
+        case .many(let os): return .many(os.map { .object($0.id) })
+        }
+    }
+
+    /// Walks relationship `steps` and loads the objects they reach.
+    private func load(_ steps: ArraySlice<BoundKeyPath.Step>, from start: Focus) throws(KeelError) -> [StoredObject] {
+        var focus = start
+        for step in steps {
+            switch (step, focus) {
+            case (.attribute, _): return []
+            case (.toOne(let f), .one(let o)): focus = .one(try o.flatMap { o throws(KeelError) in try follow(o, f) })
+            case (.toOne(let f), .many(let os)):
+                var targets: [StoredObject] = []
+                for o in os {
+                    if let t = try follow(o, f) { targets.append(t) }
+                }
+                focus = .many(targets)
+            case (.toMany(let f), _):
+                var objects: [StoredObject] = []
+                for id in try members(focus, f) {
+                    if let o = try graph.object(id) { objects.append(o) }
+                }
+                focus = .many(objects)
+            }
+        }
+        switch focus {
+        case .one(let o): return o.map { [$0] } ?? []
+        case .many(let os): return os
+        }
+    }
+
+    private func follow(_ object: StoredObject, _ field: Int) throws(KeelError) -> StoredObject? {
+        guard case .object(let target) = Self.value(object, field) else { return nil }
+        return try graph.object(target)
+    }
+
+    private func members(_ focus: Focus, _ field: Int) throws(KeelError) -> [ObjectID] {
+        switch focus {
+        case .one(let o): return try o.map { o throws(KeelError) in try graph.members(of: o.id, field: field) } ?? []
+        case .many(let os):
+            var ids: [ObjectID] = []
+            for o in os { ids.append(contentsOf: try graph.members(of: o.id, field: field)) }
+            return ids
+        }
+    }
+
+    static func value(_ object: StoredObject, _ field: Int) -> Value {
+        field < object.values.count ? object.values[field] : .null
+    }
+
+    static func aggregate(_ function: AggregateFunction, _ values: [Value]) -> Value {
+        switch function {
+        case .count: return .int(Int64(values.count))
+        case .sum, .avg:
+            var sum = NumberSum()
+            for v in values { sum.add(v) }
+            return function == .sum ? sum.total : sum.average
+        case .min, .max:
+            var best: Value? = nil
+            for v in values where !v.isNull {
+                guard let current = best else {
+                    best = v
+                    continue
+                }
+                let order = Value.compare(v, current)
+                if function == .min ? order == .orderedAscending : order == .orderedDescending { best = v }
+            }
+            return best ?? .null
+        }
+    }
+}
+
+/// A running sum of numbers of mixed kinds (nil and non-numbers skipped).
+struct NumberSum {
+    private var integer: Int64 = 0
+    private var decimal = Decimal(0)
+    private var double = 0.0
+    private var hasDecimal = false
+    private var hasDouble = false
+    private(set) var count = 0
+
+    mutating func add(_ value: Value) {
+        switch value {
+        case .int(let i):
+            let (sum, overflow) = integer.addingReportingOverflow(i)
+            if overflow {
+                decimal += Decimal(i)
+                hasDecimal = true
+            } else {
+                integer = sum
+            }
+        case .double(let d):
+            double += d
+            hasDouble = true
+        case .decimal(let d):
+            decimal += d
+            hasDecimal = true
+        default: return
+        }
+        count += 1
+    }
+
+    var total: Value {
+        if hasDouble { return .double(double + Double(integer) + NSDecimalNumber(decimal: decimal).doubleValue) }
+        if hasDecimal { return .decimal(decimal + Decimal(integer)) }
+        return .int(integer)
+    }
+
+    var average: Value {
+        guard count > 0 else { return .null }
+        switch total {
+        case .decimal(let d): return .decimal(d / Decimal(count))
+        case .int(let i): return .double(Double(i) / Double(count))
+        case .double(let d): return .double(d / Double(count))
+        default: return .null
+        }
+    }
+}
