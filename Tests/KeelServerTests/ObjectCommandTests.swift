@@ -204,4 +204,34 @@ struct ObjectCommandTests {
         try c.fails(#"b4 FETCH {"entity":"Employee","limit":-1}"#, "BAD_REQUEST")
         try c.fails(#"b5 FETCH {"entity":"Employee","context":"nope"}"#, "NO_SUCH_CONTEXT")
     }
+
+    @Test("FETCH, COUNT and EXPLAIN with predicates (args, vars, key paths, pending changes) and sort descriptors")
+    func predicatesAndSort() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let c = try keeld.connect()
+        try c.ok(#"a BATCH.INSERT {"entity":"Company","objects":[{"name":"Acme"},{"name":"Beta"}]}"#)
+        try c.ok(#"b BATCH.INSERT {"entity":"Employee","objects":[{"name":"kim","age":30,"salary":"10","company":"Company/1"},{"name":"Lee","age":40,"salary":"12.5","company":"Company/2"},{"name":"abe","age":25,"salary":"7"}]}"#)
+        try c.ok(#"i INSERT {"entity":"Employee","values":{"name":"Zed","age":50,"salary":"1","company":"Company/1"}}"#)
+        let filtered = try c.request(#"f1 FETCH {"entity":"Employee","predicate":"age >= $MIN AND company.name BEGINSWITH[c] %@","args":["ac"],"vars":{"MIN":26},"result":"ids"}"#)
+        #expect(filtered.rows == [["$id": "Employee/1"], ["$id": "Employee/4"]], "the pending insert matches through its pending relationship")
+        let sorted = try c.request(#"f2 FETCH {"entity":"Person","sort":[{"key":"name","caseInsensitive":true}],"result":"dictionaries","properties":["name"]}"#)
+        #expect(sorted.rows.map { $0["name"]?.stringValue ?? "" } == ["abe", "kim", "Lee", "Zed"])
+        let byCompany = try c.request(#"f3 FETCH {"entity":"Employee","sort":[{"key":"company.name","ascending":false},{"key":"age"}],"result":"ids","limit":2,"offset":1}"#)
+        #expect(byCompany.rows == [["$id": "Employee/1"], ["$id": "Employee/4"]], "Beta, Acme (30, 50), nil last when descending")
+        #expect(byCompany.payload == ["count": 2])
+        #expect(try c.ok(#"n COUNT {"entity":"Employee","predicate":"salary > 8"}"#) == ["count": 2])
+        let plan = try #require(try c.ok(#"x EXPLAIN {"entity":"Employee","predicate":"age > 3","sort":[{"key":"name"}]}"#))
+        #expect(plan["filter"] == "age > 3" && plan["sort"] == ["name ASC"])
+        let bad = try c.fails(#"e1 FETCH {"entity":"Employee","predicate":"age >>> 3"}"#, "PREDICATE")
+        #expect(bad.finalLine.contains(#""position":5"#))
+        try c.fails(#"e2 COUNT {"entity":"Employee","predicate":"nope == 3"}"#, "PREDICATE")
+        try c.fails(#"e3 FETCH {"entity":"Employee","sort":[{"key":"nope"}]}"#, "NO_SUCH_PROPERTY")
+        try c.fails(#"e4 FETCH {"entity":"Employee","sort":["name"]}"#, "BAD_REQUEST")
+        try c.fails(#"e5 FETCH {"entity":"Employee","predicate":"name == %@"}"#, "PREDICATE")
+        // Batches with predicates.
+        #expect(try c.ok(#"u BATCH.UPDATE {"entity":"Employee","predicate":"company == nil","values":{"age":26}}"#)?["updated"] == 1)
+        #expect(try c.ok(#"d BATCH.DELETE {"entity":"Employee","predicate":"company.name == %@","args":["Beta"]}"#)?["deleted"] == 1)
+    }
 }

@@ -1,9 +1,7 @@
-// The arguments of FETCH, COUNT and EXPLAIN (spec/protocol.md, "FETCH"), checked once: what to
-// fetch, how much, in what form — and the filter, where this build can evaluate it.
-//
-// Predicates and sort descriptors belong to the predicate engine and planner (issue 4). Until
-// they are in this build, a predicate other than TRUEPREDICATE/FALSEPREDICATE is refused with
-// PREDICATE and a sort with BAD_REQUEST — never ignored, never approximated.
+// The arguments of FETCH, COUNT and EXPLAIN (spec/protocol.md, "FETCH"; Docs/Predicates.md),
+// checked once: what to fetch, how much, in what form, the predicate bound to the entity (with
+// `args` and `vars`) and the sort descriptors bound to it. Errors: NO_SUCH_ENTITY,
+// NO_SUCH_PROPERTY, PREDICATE (with `details.position`), BAD_REQUEST.
 
 import KeelModel
 import KeelProtocol
@@ -20,12 +18,13 @@ struct FetchArguments {
     var result: ResultKind
     var properties: [String]
     var include: [String]
-    /// nil: every object; else the objects it accepts.
-    var filter: ((ObjectValues) throws(KeelError) -> Bool)?
-    /// How the filter reads, for EXPLAIN.
-    var filterText: String
+    /// nil: every object.
+    var predicate: BoundPredicate?
+    /// nil: ID order.
+    var ordering: ObjectOrdering?
 
     init(_ request: Request, model: Model) throws(KeelError) {
+        let command = request.command
         let name = request.arguments["entity"]?.stringValue ?? ""
         guard let entity = model.entity(named: name) else {
             throw KeelError(.noSuchEntity, "no entity \(name) in model \(model.name)")
@@ -33,17 +32,17 @@ struct FetchArguments {
         self.entity = entity
         includeSubentities = request.arguments["includeSubentities"]?.boolValue ?? true
         if let limit = request.arguments["limit"]?.intValue {
-            guard limit >= 0 else { throw KeelError(.badRequest, "\(request.command): \"limit\" must not be negative") }
+            guard limit >= 0 else { throw KeelError(.badRequest, "\(command): \"limit\" must not be negative") }
             self.limit = Int(clamping: limit)
         }
         offset = 0
         if let offset = request.arguments["offset"]?.intValue {
-            guard offset >= 0 else { throw KeelError(.badRequest, "\(request.command): \"offset\" must not be negative") }
+            guard offset >= 0 else { throw KeelError(.badRequest, "\(command): \"offset\" must not be negative") }
             self.offset = Int(clamping: offset)
         }
         let resultName = request.arguments["result"]?.stringValue ?? "objects"
         guard let result = ResultKind(rawValue: resultName) else {
-            throw KeelError(.badRequest, "\(request.command): \"result\" is objects, ids, count or dictionaries, not \"\(resultName)\"")
+            throw KeelError(.badRequest, "\(command): \"result\" is objects, ids, count or dictionaries, not \"\(resultName)\"")
         }
         self.result = result
         properties = request.arguments["properties"]?.arrayValue?.compactMap(\.stringValue) ?? []
@@ -51,26 +50,46 @@ struct FetchArguments {
             throw KeelError(.noSuchProperty, "\(entity.name) has no property \"\(property)\"")
         }
         include = request.arguments["include"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        predicate = try Self.predicate(request, entity: entity, model: model)
         if let sort = request.arguments["sort"]?.arrayValue, !sort.isEmpty {
-            throw KeelError(
-                .badRequest,
-                "\(request.command): sorting is not available in this build yet (it arrives with the predicate engine); objects come in ID order")
+            ordering = try ObjectOrdering(try Self.sortDescriptors(sort, command: command), entity: entity.id, model: model)
         }
-        filter = nil
-        filterText = "none"
-        if let predicate = request.arguments["predicate"]?.stringValue {
-            switch predicate.trimmingSpaces.uppercased() {
-            case "", "TRUEPREDICATE":
-                break
-            case "FALSEPREDICATE":
-                filter = { (_: ObjectValues) throws(KeelError) -> Bool in false }
-                filterText = "FALSEPREDICATE"
-            default:
-                throw KeelError(
-                    .predicate,
-                    "this daemon cannot evaluate predicates yet (the predicate engine is not in this build); only TRUEPREDICATE and FALSEPREDICATE",
-                    details: ["position": 0])
+    }
+
+    /// The request's predicate bound to `entity`, nil when it has none. Shared with BATCH.*.
+    static func predicate(_ request: Request, entity: Entity, model: Model) throws(KeelError) -> BoundPredicate? {
+        guard let text = request.arguments["predicate"]?.stringValue else { return nil }
+        var vars: [String: JSON] = [:]
+        for (key, value) in request.arguments["vars"]?.objectValue ?? [:] { vars[key] = value }
+        let binder = PredicateBinder(model: model, args: request.arguments["args"]?.arrayValue ?? [], vars: vars)
+        return try binder.bind(text, to: entity.id)
+    }
+
+    private static func sortDescriptors(_ items: [JSON], command: String) throws(KeelError) -> [SortDescriptor] {
+        var out: [SortDescriptor] = []
+        for (i, item) in items.enumerated() {
+            guard let members = item.objectValue, let key = members["key"]?.stringValue else {
+                throw KeelError(.badRequest, "\(command): sort[\(i)] must be {\"key\":…,\"ascending\":true,\"caseInsensitive\":false}")
             }
+            for name in members.keys where !["key", "ascending", "caseInsensitive"].contains(name) {
+                throw KeelError(.badRequest, "\(command): sort[\(i)] has an unknown key \"\(name)\" (it takes key, ascending, caseInsensitive)")
+            }
+            let ascending = members["ascending"]
+            let caseInsensitive = members["caseInsensitive"]
+            guard ascending == nil || ascending?.boolValue != nil, caseInsensitive == nil || caseInsensitive?.boolValue != nil else {
+                throw KeelError(.badRequest, "\(command): sort[\(i)].ascending and .caseInsensitive are booleans")
+            }
+            out.append(SortDescriptor(key: key, ascending: ascending?.boolValue ?? true, caseInsensitive: caseInsensitive?.boolValue ?? false))
+        }
+        return out
+    }
+
+    /// The filter a context's fetch runs, reading related objects as `context` sees them.
+    func filter(in context: ObjectContext) -> ((ObjectValues) throws(KeelError) -> Bool)? {
+        guard let predicate else { return nil }
+        let graph = ContextGraph(context: context)
+        return { (object: ObjectValues) throws(KeelError) -> Bool in
+            try predicate.evaluate(try object.storedObject(), in: graph)
         }
     }
 

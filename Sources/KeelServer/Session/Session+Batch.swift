@@ -1,9 +1,10 @@
 // BATCH.INSERT, BATCH.UPDATE and BATCH.DELETE: one store transaction each, bypassing contexts
 // (spec/protocol.md), mapped to ObjectStore.batchInsert/Update/Delete.
 //
-// Which objects a BATCH.UPDATE/DELETE touches is given by a predicate. Until the predicate
-// engine is in this build, only TRUEPREDICATE (or no predicate) and FALSEPREDICATE can be
-// evaluated; any other predicate is refused with PREDICATE, never guessed at.
+// Which objects a BATCH.UPDATE/DELETE touches is given by its predicate (Docs/Predicates.md),
+// bound before anything is written (a bad predicate is PREDICATE and changes nothing). The
+// store evaluates it on each row as its transaction reads it; key paths through relationships
+// read a snapshot pinned just before the batch.
 
 import KeelModel
 import KeelProtocol
@@ -38,44 +39,23 @@ extension Session {
     func batchUpdate(_ request: Request) throws(KeelError) -> JSON? {
         let model = server.model
         let entity = try WireValues.entity(request, in: model)
-        let filter = try batchFilter(request)
         let values = try WireValues.decode(request.arguments["values"] ?? [:], for: entity, in: model)
-        let result = try server.store.batchUpdate(entity: entity.id, where: filter, values: values)
+        let filter = try BatchFilter(request, entity: entity, store: server.store)
+        let result = try server.store.batchUpdate(entity: entity.id, where: filter.matches, values: values)
+        try filter.check(logger: logger)
         return ["updated": .int(Int64(result.updated.count)), "txn": Self.txn(result)]
     }
 
     func batchDelete(_ request: Request) throws(KeelError) -> JSON? {
         let model = server.model
         let entity = try WireValues.entity(request, in: model)
-        let filter = try batchFilter(request)
-        let result = try server.store.batchDelete(entity: entity.id, where: filter)
+        let filter = try BatchFilter(request, entity: entity, store: server.store)
+        let result = try server.store.batchDelete(entity: entity.id, where: filter.matches)
+        try filter.check(logger: logger)
         return ["deleted": .int(Int64(result.deleted.count)), "txn": Self.txn(result)]
-    }
-
-    /// The filter a batch's predicate stands for, when this build can evaluate it.
-    private func batchFilter(_ request: Request) throws(KeelError) -> @Sendable (StoredObject) -> Bool {
-        guard let predicate = request.arguments["predicate"]?.stringValue else { return { _ in true } }
-        switch predicate.trimmingSpaces.uppercased() {
-        case "TRUEPREDICATE", "": return { _ in true }
-        case "FALSEPREDICATE": return { _ in false }
-        default:
-            throw KeelError(
-                .predicate,
-                "this daemon cannot evaluate predicates yet (the predicate engine is not in this build); only TRUEPREDICATE and FALSEPREDICATE",
-                details: ["position": 0])
-        }
     }
 
     static func txn(_ result: SaveResult) -> JSON {
         result.saveID.map { .int(Int64($0.rawValue)) } ?? .null
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces, tabs and newlines.
-    var trimmingSpaces: Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return self[first...last]
     }
 }
