@@ -77,9 +77,9 @@ struct EventTests {
             if round == 100 { rssAfterWarmUp = keeld.residentKiB ?? 0 }
         }
         let rssAtEnd = keeld.residentKiB ?? 0
-        // Bounded: the queue holds at most 16 records and the output at most ~64 KiB plus a chunk
-        // (queued whole, the 900 events after warm-up alone would be ~1.5 MB of lines).
-        #expect(rssAtEnd - rssAfterWarmUp < 8 * 1024, "RSS grew from \(rssAfterWarmUp) KiB to \(rssAtEnd) KiB")
+        // A gross leak shows here; the exact bound is checked below by what the subscriber gets.
+        // (The store itself grows by ~100k objects meanwhile, so RSS cannot be much tighter.)
+        #expect(rssAtEnd - rssAfterWarmUp < 24 * 1024, "RSS grew from \(rssAfterWarmUp) KiB to \(rssAtEnd) KiB")
 
         // Now read: whatever was written before the cap, then the overflow event naming a txn.
         subscriber.setTimeout(seconds: 10)
@@ -98,6 +98,8 @@ struct EventTests {
             if lastTxn >= Int64(rounds) { break }
         }
         #expect(sawOverflow)
+        // Bounded: before the overflow event, only what fit under the 64 KiB output cap (and the
+        // kernel's socket buffers) was sent — not the hundreds of events committed meanwhile.
         #expect(eventsBeforeOverflow < 200, "only what fit under the output cap was sent before the overflow")
         #expect(lastTxn == Int64(rounds), "after the overflow the subscriber catches up to the last save")
     }

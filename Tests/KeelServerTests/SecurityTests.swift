@@ -35,7 +35,7 @@ struct SecurityTests {
         let script = """
             import socket, sys
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(10)
+            s.settimeout(60)
             s.connect(sys.argv[1])
             s.sendall(sys.argv[2].encode() + b"\\n")
             data = b""

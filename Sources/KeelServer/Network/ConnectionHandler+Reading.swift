@@ -26,6 +26,10 @@ extension ConnectionHandler {
             context.fireUserInboundEventTriggered(event)
             return
         }
+        if refused {
+            context.close(promise: nil)
+            return
+        }
         inputEnded = true
         endBurst(context: context)
         closeIfFinished()
@@ -37,21 +41,27 @@ extension ConnectionHandler {
         let limit = framer.maximumLength
         while !closing, !isOverLimit, !backlog.isEmpty {
             var buffer = backlog[0]
-            let view = buffer.readableBytesView
-            let end = view.firstIndex(of: UInt8(ascii: "\n")).map { view.index(after: $0) } ?? view.endIndex
-            let piece = view[view.startIndex..<end]
-            framer.feed(piece) { frame in
-                guard !closing else { return }
-                switch frame {
-                case .line(let line):
-                    handle(line)
-                case .tooLong(let prefix):
-                    let tag = Request.leadingTag(of: prefix) ?? "*"
-                    emit(.reply(.error(tag: tag, KeelError(
-                        .tooLarge, "the request line is longer than the limit of \(limit) bytes (maxRequestBytes)"))))
+            let consumed = buffer.withUnsafeReadableBytes { raw -> Int in
+                var offset = 0
+                while offset < raw.count, !closing, !isOverLimit {
+                    let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
+                    let end = rest.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? rest.count
+                    framer.feed(UnsafeRawBufferPointer(rebasing: rest[..<end])) { frame in
+                        guard !closing else { return }
+                        switch frame {
+                        case .line(let line):
+                            handle(line)
+                        case .tooLong(let prefix):
+                            let tag = Request.leadingTag(of: prefix) ?? "*"
+                            emit(.reply(.error(tag: tag, KeelError(
+                                .tooLarge, "the request line is longer than the limit of \(limit) bytes (maxRequestBytes)"))))
+                        }
+                    }
+                    offset += end
                 }
+                return offset
             }
-            buffer.moveReaderIndex(forwardBy: piece.count)
+            buffer.moveReaderIndex(forwardBy: consumed)
             if buffer.readableBytes == 0 { backlog.removeFirst() } else { backlog[0] = buffer }
         }
         if closing { backlog.removeAll() }
@@ -130,7 +140,9 @@ extension ConnectionHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if closing || inputEnded || !backlog.isEmpty || isOverLimit {
+        if refused {
+            context.read()  // drained and dropped until the peer closes
+        } else if closing || inputEnded || !backlog.isEmpty || isOverLimit {
             readWanted = true
         } else {
             context.read()
@@ -155,7 +167,7 @@ extension ConnectionHandler {
 
     /// QUIT answered, or the input ended: close once everything sent has been answered.
     func closeIfFinished() {
-        guard closing || inputEnded, backlog.isEmpty, inFlight == 0, items.isEmpty else { return }
+        guard !refused, closing || inputEnded, backlog.isEmpty, inFlight == 0, items.isEmpty else { return }
         closeAfterPendingWrites()
     }
 }

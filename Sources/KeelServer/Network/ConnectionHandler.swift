@@ -45,6 +45,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var inputEnded = false
     /// The close has been asked for (once).
     private var closeRequested = false
+    /// The peer was refused: what it sends is read and dropped until it closes (closing at once
+    /// with unread input would reset the connection and could lose the refusal line).
+    var refused = false
 
     init(server: ServerContext) {
         self.server = server
@@ -78,12 +81,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 who = "the daemon cannot read the peer's credentials"
             }
             logger.notice("connection refused", metadata: ["peer": "\(who)"])
-            closing = true
-            let line = Reply.error(tag: "*", KeelError(.permission, who)).line()
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: line))).whenComplete { _ in
-                channel.close(promise: nil)
-            }
+            refuse(who, context: context)
             return
         }
         let worker = SessionWorker()
@@ -157,6 +155,19 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
             channel.close(promise: nil)
         }
+    }
+
+    /// Sends the refusal line, shuts the output, and closes when the peer does (or after 2 s).
+    private func refuse(_ reason: String, context: ChannelHandlerContext) {
+        refused = true
+        closing = true
+        let line = Reply.error(tag: "*", KeelError(.permission, reason)).line()
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: line))).whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
+        }
+        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        context.read()
     }
 
     func closeNow() {

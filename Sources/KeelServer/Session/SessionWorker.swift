@@ -49,7 +49,8 @@ final class SessionWorker: Sendable {
     func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread(block: body)
         thread.name = name
-        thread.stackSize = 1 << 20
+        // Deep but bounded recursion runs here (predicates nest up to 256, JSON values 512).
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
