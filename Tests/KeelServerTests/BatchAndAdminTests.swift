@@ -93,5 +93,6 @@ struct BatchAndAdminTests {
             #expect(handled, "\(command.name) has no handler")
         }
         #expect(Set(Session.handlers.keys).isSubset(of: Set(CommandTable.all.map(\.name))))
+        #expect(ConnectionCommands.names == ["HELLO", "PING", "QUIT", "MODEL"], "only these are answered without a store")
     }
 }

@@ -39,6 +39,9 @@ extension ConnectionHandler {
     /// limit; then hands over what the burst produced.
     func processBacklog(context: ChannelHandlerContext) {
         let limit = framer.maximumLength
+        // Read once per pass: the gate's count only falls meanwhile, except by this loop's
+        // own `inline` (counted below) and the thread's output (which waits on the gate itself).
+        outputAtStart = link?.gate.bufferedBytes ?? 0
         while !closing, !isOverLimit, !backlog.isEmpty {
             var buffer = backlog[0]
             let consumed = buffer.withUnsafeReadableBytes { raw -> Int in
@@ -107,7 +110,7 @@ extension ConnectionHandler {
                 .permission, "\(spec.name) is an admin command; uid \(link.peer.uid) is not an admin of this daemon"))))
             return
         }
-        if ConnectionCommands.names.contains(spec.name), canAnswerHere {
+        if spec.group == .connection, canAnswerHere {
             do throws(KeelError) {
                 let payload = try ConnectionCommands.answer(request, server: server, connection: id)
                 Reply.ok(tag: request.tag, payload).write(to: &inline)
@@ -136,10 +139,11 @@ extension ConnectionHandler {
     private var isOverLimit: Bool {
         guard let link else { return true }
         return inFlight + items.count >= server.limits.inFlightRequests
-            || link.gate.bufferedBytes + inline.utf8.count > link.gate.limit
+            || outputAtStart + inline.utf8.count > link.gate.limit
     }
 
     func read(context: ChannelHandlerContext) {
+        outputAtStart = link?.gate.bufferedBytes ?? 0
         if refused {
             context.read()  // drained and dropped until the peer closes
         } else if closing || inputEnded || !backlog.isEmpty || isOverLimit {
@@ -154,6 +158,7 @@ extension ConnectionHandler {
     func resumeIfDrained() {
         guard !closing, let context, let link else { return }
         guard inFlight < max(1, server.limits.inFlightRequests / 2), link.gate.bufferedBytes <= link.gate.limit / 2 else { return }
+        outputAtStart = link.gate.bufferedBytes
         if !backlog.isEmpty {
             processBacklog(context: context)
             endBurst(context: context)

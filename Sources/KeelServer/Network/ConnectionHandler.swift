@@ -43,6 +43,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var closing = false
     /// The client shut down its side: once what it sent is answered, the connection closes.
     var inputEnded = false
+    /// The connection's unwritten output when the current pass over the backlog began.
+    var outputAtStart = 0
     /// The close has been asked for (once).
     private var closeRequested = false
     /// The peer was refused: what it sends is read and dropped until it closes (closing at once

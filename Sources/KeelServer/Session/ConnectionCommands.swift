@@ -7,8 +7,8 @@ import KeelModel
 import KeelProtocol
 
 enum ConnectionCommands {
-    /// The commands answered here (QUIT also ends the connection).
-    static let names: Set<String> = ["HELLO", "PING", "QUIT", "MODEL"]
+    /// The commands answered here (QUIT also ends the connection): the table's connection group.
+    static let names: Set<String> = Set(CommandTable.all.filter { $0.group == .connection }.map(\.name))
 
     /// The OK payload of one of `names`. Throws for an unsupported protocol.
     static func answer(_ request: Request, server: ServerContext, connection: Int) throws(KeelError) -> JSON? {

@@ -100,7 +100,7 @@ final class Session {
 
     /// Runs one request; returns the payload of its OK line (nil: a bare OK).
     private func execute(_ request: Request, _ spec: CommandSpec) throws(KeelError) -> JSON? {
-        if ConnectionCommands.names.contains(spec.name) {
+        if spec.group == .connection {
             return try ConnectionCommands.answer(request, server: server, connection: link.id)
         }
         guard let handler = Self.handlers[spec.name] else {
