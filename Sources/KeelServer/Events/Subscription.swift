@@ -44,7 +44,7 @@ final class Subscription: Sendable {
             || record.deleted.contains { entities.contains($0.entity) }
     }
 
-    /// A committed save (on the saving thread, under the save lock: short).
+    /// A committed, durable save (on a saving thread, under the store's notice lock: short).
     func offer(_ record: HistoryRecord) {
         guard matches(record) else { return }
         let schedule = queue.withLock { q -> Bool in
