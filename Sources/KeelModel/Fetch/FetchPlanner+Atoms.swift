@@ -64,6 +64,8 @@ extension FetchPlanner {
             guard properties.indices.contains(f), case .attribute(let a) = properties[f] else { return nil }
             guard let constraint = attributeConstraint(op, other, a.type) else { return nil }
             return Atom(term: term, field: f, constraint: constraint, text: conditionText(a.name, op, other))
+        case .path(let p) where p.steps.count == 2:
+            return try semiJoin(term, c, p, op: op, other)
         case .path(let p):
             guard case .toOne(let f) = p.steps.first, properties.indices.contains(f),
                 case .relationship(let r) = properties[f]
@@ -77,7 +79,7 @@ extension FetchPlanner {
             var points: [[UInt8]] = []
             for target in targets {
                 guard case .object(let id) = target else { return nil }
-                if id.entity.index < model.entities.count, try reader.object(id) != nil {
+                if id.entity.index < model.entities.count, try state.object(id) != nil {
                     points.append(KeyEncoding.valuesKey([target]))
                 }
             }
@@ -87,15 +89,52 @@ extension FetchPlanner {
         }
     }
 
-    /// `.field(f)` or a single to-one hop from the object.
+    /// `.field(f)`, a single to-one hop from the object, or a to-one hop and an attribute.
     private func isColumn(_ expression: BoundExpression) -> Bool {
         switch expression {
         case .field: return true
         case .path(let p):
-            guard case .object = p.base, p.aggregate == nil, p.steps.count == 1, case .toOne = p.steps[0] else { return false }
-            return true
+            guard case .object = p.base, p.aggregate == nil, case .toOne = p.steps[0] else { return false }
+            if p.steps.count == 1 { return true }
+            if p.steps.count == 2, case .attribute = p.steps[1] { return true }
+            return false
         default: return false
         }
+    }
+
+    /// `toOne.attribute op constant` (`department.name == 'Sales'`) as `toOne IN {the objects
+    /// whose attribute matches}`: the destination is fetched first (with its own indexes) over
+    /// the same state, and when at most `semiJoinLimit` objects match, their IDs become points
+    /// on the to-one. Exact for comparisons that are false on nil (an unset or dangling to-one
+    /// reads every key behind it as nil): not `!=`, and no nil among the constants.
+    private func semiJoin(
+        _ term: Int, _ c: BoundComparison, _ p: BoundKeyPath, op: ComparisonOperator, _ other: BoundExpression
+    ) throws(KeelError) -> Atom? {
+        guard case .toOne(let f) = p.steps[0], case .attribute(let g) = p.steps[1],
+            case .relationship(let r) = model[entity].properties[f], indexes != nil
+        else { return nil }
+        switch (op, other) {
+        case (.notEqual, _): return nil
+        case (_, .constant(let v)) where v.isNull: return nil
+        case (_, .list(let vs)) where vs.contains(where: \.isNull): return nil
+        case (_, .constant), (_, .list): break
+        default: return nil
+        }
+        let comparison = BoundComparison(
+            modifier: .direct, left: .field(g), op: op, options: c.options, right: other, position: c.position, pattern: c.pattern)
+        let inner = BoundPredicate(entity: r.destination, root: .comparison(comparison), source: .constant(true), slotCount: 0)
+        let planner = FetchPlanner(
+            model: model, entity: r.destination, includeSubentities: true, predicate: inner, ordering: nil,
+            limit: Self.semiJoinLimit + 1, offset: 0, state: state, indexes: indexes, explaining: false)
+        var targets: [Value] = []
+        try FetchExecutor(state: state, plan: try planner.plan(), ordering: nil).run { row in
+            targets.append(.object(row.id))
+            return true
+        }
+        guard targets.count <= Self.semiJoinLimit else { return nil }
+        let points = Self.unique(targets.map { KeyEncoding.valuesKey([$0]) })
+        let shown = conditionText(p.text, op, other) + " → " + conditionText(r.name, .in, .list(targets.sorted { Value.sortCompare($0, $1) == .orderedAscending }))
+        return Atom(term: term, field: f, constraint: .points(points, hasNull: false), text: shown)
     }
 
     private func attributeConstraint(_ op: ComparisonOperator, _ other: BoundExpression, _ type: AttributeType) -> Atom.Constraint? {

@@ -13,12 +13,15 @@
 //   its ranges merged; several: duplicates dropped by ID), with the whole predicate as filter.
 //   Otherwise, and with no usable index, a scan of the hierarchy's object tree with the whole
 //   predicate as filter.
+// - A term through a to-one (`department.name == 'Sales'`) is a semi-join: the destination's
+//   matches are fetched first (by its own indexes) and, when few, become `department IN {…}`.
 // - Estimates (EXPLAIN): index entries counted up to `explainCap`, then a third of the index
 //   tree; a scan, the objects of the entity (tree counts).
 
 struct FetchPlanner {
     static let probeCap = 512
     static let explainCap = 100_000
+    static let semiJoinLimit = 1024
 
     let model: Model
     let entity: EntityID
@@ -27,8 +30,8 @@ struct FetchPlanner {
     let ordering: ObjectOrdering?
     let limit: Int?
     let offset: Int
-    /// The state read: existence of to-one targets, counts for estimates.
-    let reader: any ObjectReader
+    /// The state read: existence of to-one targets, semi-joins, counts for estimates.
+    let state: ContextOverlay
     /// Index reads, nil when the state has none (the plan is then a scan).
     let indexes: (any IndexReading)?
     let explaining: Bool
@@ -182,7 +185,7 @@ struct FetchPlanner {
         var rows: Int
         switch plan.access {
         case .nothing: return 0
-        case .scan: rows = try reader.count(entity, includeSubentities: includeSubentities)
+        case .scan: rows = try state.count(entity, includeSubentities: includeSubentities)
         case .index(let access): rows = try estimate(access)
         case .union(let accesses):
             rows = 0

@@ -44,7 +44,7 @@ extension ObjectStore {
         state.base = snapshot
         let planner = FetchPlanner(
             model: model, entity: entity, includeSubentities: includeSubentities, predicate: predicate, ordering: nil,
-            limit: nil, offset: 0, reader: state, indexes: snapshot, explaining: false)
+            limit: nil, offset: 0, state: state, indexes: snapshot, explaining: false)
         var out: [ObjectID] = []
         try FetchExecutor(state: state, plan: try planner.plan(), ordering: nil).run { row in
             out.append(row.id)

@@ -72,7 +72,7 @@ extension PreparedFetch {
         let indexes = request.usesIndexes ? state.base as? any IndexReading : nil
         let planner = FetchPlanner(
             model: state.model, entity: entity.id, includeSubentities: request.includeSubentities, predicate: predicate,
-            ordering: ordering, limit: request.limit, offset: request.offset, reader: state, indexes: indexes,
+            ordering: ordering, limit: request.limit, offset: request.offset, state: state, indexes: indexes,
             explaining: explaining)
         return try planner.plan()
     }
