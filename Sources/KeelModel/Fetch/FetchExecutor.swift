@@ -77,6 +77,12 @@ struct FetchExecutor {
         case .nothing:
             return
         case .scan:
+            if plan.usesFastPaths, let predicate = plan.predicate, let snapshot = state.base as? ObjectSnapshot,
+                let wanted = predicate.rowFields(fieldCount: state.model[plan.entity].properties.count)
+            {
+                try filteredScan(snapshot, predicate, wanted, body)
+                return
+            }
             try state.scan(plan.entity, includeSubentities: plan.includeSubentities) { (row) throws(KeelError) -> Bool in
                 if let predicate = plan.predicate, try !predicate.evaluate(row, in: graph) { return true }
                 return try body(row)
@@ -122,6 +128,45 @@ struct FetchExecutor {
             }
             if stopped { return }
         }
+        while next < pending.count {
+            guard try body(pending[next].row) else { return }
+            next += 1
+        }
+    }
+
+    /// A scan whose predicate reads only the row: filtered inside the engine read on partly
+    /// decoded rows, with the context's pending rows merged in by ID as `ContextOverlay.scan` does.
+    private func filteredScan(
+        _ snapshot: ObjectSnapshot, _ predicate: BoundPredicate, _ wanted: [Bool], _ body: (StoredObject) throws(KeelError) -> Bool
+    ) throws(KeelError) {
+        let pending = try pendingMatches(sorted: false)
+        let touched = hasPendingRows
+        var next = 0
+        var stopped = false
+        let graph = graph
+        // Sub-entities have more fields than the fetched entity: the mask is sized for the widest.
+        var mask = wanted
+        let widest = family.map { state.model[$0].properties.count }.max() ?? wanted.count
+        if mask.count < widest { mask += [Bool](repeating: false, count: widest - mask.count) }
+        try snapshot.scan(
+            plan.entity, includeSubentities: plan.includeSubentities, decoding: mask,
+            where: { (row) throws(KeelError) -> Bool in try predicate.evaluate(row, in: graph) }
+        ) { (row) throws(KeelError) -> Bool in
+            if touched, isTouched(row.id) { return true }
+            while next < pending.count, pending[next].row.id < row.id {
+                guard try body(pending[next].row) else {
+                    stopped = true
+                    return false
+                }
+                next += 1
+            }
+            guard try body(row) else {
+                stopped = true
+                return false
+            }
+            return true
+        }
+        if stopped { return }
         while next < pending.count {
             guard try body(pending[next].row) else { return }
             next += 1

@@ -1,16 +1,14 @@
 // The state a fetch evaluates predicates and sort keys on: the context's state with a small
 // cache of the objects reached through to-one relationships (`department.name` on a million
 // employees reads each department once, not once per employee). The state is a copy taken at the
-// start of the fetch and never changes under it, so the cache cannot go stale.
+// start of the fetch and never changes under it, so the cache cannot go stale. A class, so that
+// handing it to an evaluator per row costs one retain, not a copy of the overlay.
 
-final class FetchGraphCache {
-    var objects: [ObjectID: StoredObject?] = [:]
+final class FetchGraph: ObjectGraphReading {
     static let capacity = 4096
-}
 
-struct FetchGraph: ObjectGraphReading {
     let state: ContextOverlay
-    let cache = FetchGraphCache()
+    private var objects: [ObjectID: StoredObject?] = [:]
 
     init(_ state: ContextOverlay) {
         self.state = state
@@ -19,10 +17,10 @@ struct FetchGraph: ObjectGraphReading {
     var model: Model { state.model }
 
     func object(_ id: ObjectID) throws(KeelError) -> StoredObject? {
-        if let hit = cache.objects[id] { return hit }
+        if let hit = objects[id] { return hit }
         let object = try state.object(id)
-        if cache.objects.count >= FetchGraphCache.capacity { cache.objects.removeAll(keepingCapacity: true) }
-        cache.objects[id] = .some(object)
+        if objects.count >= Self.capacity { objects.removeAll(keepingCapacity: true) }
+        objects[id] = .some(object)
         return object
     }
 

@@ -54,6 +54,9 @@ public struct FetchPlan: Sendable {
     public let offset: Int
     /// Rows the access is expected to read (filled in for EXPLAIN).
     public var estimatedRows: Int?
+    /// False for a request with `usesIndexes = false`: the plainest path everywhere (a scan
+    /// through the overlay evaluating whole rows), the baseline tests compare against.
+    var usesFastPaths = true
 
     /// The plan in words: access → filter → sort → limit; estimate.
     public func explain(in model: Model) -> String {

@@ -1,4 +1,4 @@
-// Index range reads on a store snapshot. Entries are read in chunks of up to 256, each chunk in
+// Index range reads on a store snapshot. Entries are read in chunks (16, then 64, then 256), each in
 // its own engine read together with the rows it names (so `body` may read the snapshot again
 // between chunks, as `scan` allows). An index key is the values' keys then the object key; a
 // unique key the values' keys, with the object key as its value.
@@ -26,6 +26,8 @@ extension ObjectSnapshot: IndexReading {
         let store = layout.storeOf[index.declaredIn.index]
         let objectTree = layout.objects[index.declaredIn.index]
         var position = IndexPosition(range: reverse ? ranges.count - 1 : 0)
+        // Small first chunks, growing: a `limit 10` reads about 10 rows, a long read 256 at a time.
+        var size = 16
         while !position.done {
             let rows = try read(store: store) { (txn) throws(KeelError) -> [StoredObject] in
                 let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(index)) }
@@ -33,7 +35,8 @@ extension ObjectSnapshot: IndexReading {
                     position.done = true
                     return []
                 }
-                let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position)
+                let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position, size: size)
+                size = min(size * 4, Self.indexChunkSize)
                 let objects = try engine { () throws(StorageError) in try txn.tree(objectTree) }
                 var key: [UInt8] = []
                 var out: [StoredObject] = []

@@ -74,6 +74,8 @@ extension PreparedFetch {
             model: state.model, entity: entity.id, includeSubentities: request.includeSubentities, predicate: predicate,
             ordering: ordering, limit: request.limit, offset: request.offset, state: state, indexes: indexes,
             explaining: explaining)
-        return try planner.plan()
+        var plan = try planner.plan()
+        plan.usesFastPaths = request.usesIndexes
+        return plan
     }
 }

@@ -33,7 +33,9 @@ public indirect enum BoundNode: Sendable {
     case comparison(BoundComparison)
 }
 
-public struct BoundComparison: Sendable {
+/// A class (immutable), so that evaluation per object passes a reference instead of copying the
+/// comparison's operands.
+public final class BoundComparison: Sendable {
     public let modifier: ComparisonModifier
     public let left: BoundExpression
     public let op: ComparisonOperator
@@ -42,6 +44,19 @@ public struct BoundComparison: Sendable {
     public let position: SourcePosition
     /// The right side prepared once when it is a constant string (folded, LIKE, regex).
     let pattern: StringPattern?
+
+    init(
+        modifier: ComparisonModifier, left: BoundExpression, op: ComparisonOperator, options: StringOptions,
+        right: BoundExpression, position: SourcePosition, pattern: StringPattern?
+    ) {
+        self.modifier = modifier
+        self.left = left
+        self.op = op
+        self.options = options
+        self.right = right
+        self.position = position
+        self.pattern = pattern
+    }
 }
 
 public indirect enum BoundExpression: Sendable {
