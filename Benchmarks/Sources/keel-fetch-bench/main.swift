@@ -15,11 +15,13 @@ var arguments = CommandLine.arguments.dropFirst()
 var count = 1_000_000
 var directory = "/tmp/keel-fetch-bench"
 var modelPath = "../config/model.json"
+var only: Int? = nil
 while let flag = arguments.popFirst() {
     switch flag {
     case "--count": count = Int(arguments.popFirst() ?? "") ?? count
     case "--dir": directory = arguments.popFirst() ?? directory
     case "--model": modelPath = arguments.popFirst() ?? modelPath
+    case "--only": only = Int(arguments.popFirst() ?? "")
     default: print("unknown flag \(flag)"); exit(2)
     }
 }
@@ -87,7 +89,7 @@ let workloads: [Workload] = [
 
 print("| workload | queries | Keel µs/query | SQLite µs/query | Keel/SQLite |")
 print("| --- | ---: | ---: | ---: | ---: |")
-for workload in workloads {
+for (number, workload) in workloads.enumerated() where only == nil || only == number {
     // Warm-up and agreement check.
     for i in 0..<min(workload.queries, 20) {
         let k = try workload.keel(i), s = try workload.sqlite(i)

@@ -32,26 +32,34 @@ extension ObjectSnapshot {
                     var valid = try engine { () throws(StorageError) in try cursor.seek(to: start) }
                     var out: [StoredObject] = []
                     var examined = 0
+                    var scratch = [Value](repeating: .null, count: fieldCount)
                     while valid, examined < Self.filteredChunk {
-                        let entry = try engine { () throws(StorageError) -> Result<(UInt64, StoredObject?), KeelError>? in
-                            try cursor.withEntry { k, v -> Result<(UInt64, StoredObject?), KeelError>? in
-                                guard k.count >= 2, k[0] == start[0], k[1] == start[1] else { return nil }
+                        let step = try engine { () throws(StorageError) -> ScanStep in
+                            try cursor.withEntry { k, v -> ScanStep in
+                                guard k.count >= 2, k[0] == start[0], k[1] == start[1] else { return .end }
                                 guard let id = KeyEncoding.objectID(k) else {
                                     return .failure(KeelError(.corrupt, "damaged object key in \(tree.name)"))
                                 }
-                                return Result { () throws(KeelError) -> (UInt64, StoredObject?) in
-                                    let partial = try RowCodec.decode(v, id: id, fieldCount: fieldCount, wanted: wanted)
-                                    guard try test(partial) else { return (id.number, nil) }
-                                    return (id.number, try RowCodec.decode(v, id: id, fieldCount: fieldCount))
+                                do throws(KeelError) {
+                                    let version = try RowCodec.decode(v, into: &scratch, fieldCount: fieldCount, wanted: wanted)
+                                    guard try test(StoredObject(id: id, version: version, values: scratch)) else { return .skipped(id.number) }
+                                    return .row(try RowCodec.decode(v, id: id, fieldCount: fieldCount))
+                                } catch {
+                                    return .failure(error)
                                 }
                             }
                         }
-                        guard let entry else {
+                        let number: UInt64
+                        switch step {
+                        case .end:
                             done = true
                             return out
+                        case .failure(let error): throw error
+                        case .skipped(let n): number = n
+                        case .row(let row):
+                            out.append(row)
+                            number = row.id.number
                         }
-                        let (number, row) = try entry.get()
-                        if let row { out.append(row) }
                         examined += 1
                         guard number < .max else {
                             done = true
@@ -67,6 +75,14 @@ extension ObjectSnapshot {
             }
         }
     }
+}
+
+/// One entry of a filtered scan (a plain enum: no generic metadata to look up per row).
+enum ScanStep {
+    case end
+    case skipped(UInt64)
+    case row(StoredObject)
+    case failure(KeelError)
 }
 
 extension BoundPredicate {

@@ -27,6 +27,33 @@ extension RowCodec {
         return StoredObject(id: id, version: version, values: values)
     }
 
+    /// Decodes the `wanted` fields of a row into `values` (every wanted field reset first; the
+    /// others left as they are), returning the version: the scratch-buffer form of the above
+    /// for scans, which reuse one array for every row.
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, into values: inout [Value], fieldCount: Int, wanted: [Bool]
+    ) throws(KeelError) -> UInt64 {
+        var reader = ByteReader(bytes: bytes)
+        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
+        let version = try reader.varint()
+        for f in 0..<min(fieldCount, wanted.count, values.count) where wanted[f] { values[f] = .null }
+        var previous = -1
+        while !reader.atEnd {
+            let raw = try reader.varint()
+            guard raw < UInt64(fieldCount), Int(raw) > previous else {
+                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
+            }
+            let field = Int(raw)
+            previous = field
+            if field < wanted.count, field < values.count, wanted[field] {
+                values[field] = try decodeValue(&reader)
+            } else {
+                try skipValue(&reader)
+            }
+        }
+        return version
+    }
+
     static func skipValue(_ r: inout ByteReader) throws(KeelError) {
         let tag = try r.byte()
         switch tag {
