@@ -26,6 +26,7 @@ let package = Package(
             name: "keel-bench",
             dependencies: [
                 .product(name: "KeelStorage", package: "Keel"),
+                .product(name: "KeelModel", package: "Keel"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "CSQLite3",
             ],

@@ -7,9 +7,10 @@ struct KeelBench: ParsableCommand {
         commandName: "keel-bench",
         abstract: "Keel against SQLite on the same work, side by side in one run.",
         discussion: """
-            Workloads: bulk-insert, point-read, range-scan, commit-1, commit-16, compact. The commit \
-            workloads run twice: SQLite synchronous=FULL against Keel .full, then NORMAL against .normal. \
-            See Docs/Performance.md.
+            Workloads: bulk-insert, point-read, range-scan, commit-1, commit-16, compact (the storage \
+            suite), obj-batch-insert, obj-save, obj-fetch, obj-cascade (the objects suite: KeelModel's \
+            ObjectStore against SQLite tables with foreign keys). The commit workloads run twice: SQLite \
+            synchronous=FULL against Keel .full, then NORMAL against .normal. See Docs/Performance.md.
             """)
 
     @Flag(help: "Smaller sizes (200k keys, 2k scans, 1k/2k commits); finishes within two minutes on 2 cores.")
@@ -29,32 +30,59 @@ struct KeelBench: ParsableCommand {
     @Option(help: "Keys in the bulk insert (default 1,000,000; 200,000 with --quick).")
     var keys: Int?
 
+    @Option(help: "Which workloads: storage (the key/value rows), objects (the object layer's rows), or all. --workload overrides it.")
+    var suite: Suite = .all
+
+    @Option(help: "Employees in the object workloads (default 1,000,000; 200,000 with --quick): a multiple of 10,000, at least 30,000.")
+    var objects: Int?
+
     @Option(help: "Seed of the data set and of the random read and scan orders.")
     var seed: UInt64 = 20_251_121
 
+    @Option(help: .hidden)
+    var contextMemoryProbe: String?
+
+    @Option(help: .hidden)
+    var contextInserts: Int = 100_000
+
     func validate() throws {
+        if let objects, objects < 30_000 || objects % 10_000 != 0 || objects > 50_000_000 {
+            throw ValidationError("--objects must be a multiple of 10,000 between 30,000 and 50,000,000")
+        }
         if let keys, keys < 10 || keys > 100_000_000 { throw ValidationError("--keys must be between 10 and 100,000,000") }
     }
 
     func run() throws {
+        if let contextMemoryProbe {
+            #if KEEL_ENGINE
+                try runContextMemoryProbe(directory: contextMemoryProbe, count: contextInserts, seed: seed &+ 10)
+                return
+            #else
+                throw ValidationError("the Keel engine is not built in")
+            #endif
+        }
         let started = monotonicNanos()
-        let plan = Plan(quick: quick, workloads: workloads, keys: keys, seed: seed)
+        let plan = Plan(quick: quick, suite: suite, workloads: workloads, keys: keys, objects: objects, seed: seed)
         let root = try FileManager.default.temporaryDirectoryPath(in: dir)
         defer { try? FileManager.default.removeItem(atPath: root) }
         progress("working in \(root)")
 
         var engines: [any BenchEngine.Type] = []
+        var objectEngines: [any ObjectBenchEngine.Type] = []
         #if KEEL_ENGINE
             engines.append(KeelEngine.self)
+            objectEngines.append(KeelObjectEngine.self)
         #else
             progress("the Keel engine is not built in (Package.swift: keelEngineAvailable); measuring SQLite alone")
         #endif
         engines.append(SQLiteEngine.self)
+        objectEngines.append(SQLiteObjectEngine.self)
 
         progress("measuring fdatasync (\(plan.fdatasyncIterations) runs)")
         let machine = try MachineFacts.gather(benchDirectory: root, fdatasyncIterations: plan.fdatasyncIterations)
         let date = ISO8601DateFormatter().string(from: Date())
         let runner = Runner(plan: plan, engines: engines, root: root, machine: machine, date: date)
+        runner.objectEngines = objectEngines
         var report = try runner.run()
         try report.machine.remeasureAtEnd()
         report.totalSeconds = Double(monotonicNanos() - started) / 1e9

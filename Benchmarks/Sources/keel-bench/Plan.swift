@@ -8,9 +8,40 @@ enum Workload: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     case commit1 = "commit-1"
     case commit16 = "commit-16"
     case compact
+    // The object layer (issue 3): KeelModel's ObjectStore against SQLite tables.
+    case objectBatchInsert = "obj-batch-insert"
+    case objectSave = "obj-save"
+    case objectStoreSave = "obj-store-save"
+    case objectFetch = "obj-fetch"
+    case objectCascade = "obj-cascade"
 
-    /// Whether the workload runs on the bulk-loaded store.
-    var needsBulkLoad: Bool { self != .commit1 && self != .commit16 }
+    /// Whether the workload runs on the bulk-loaded key/value store.
+    var needsBulkLoad: Bool { !isObjectWorkload && self != .commit1 && self != .commit16 }
+
+    /// Whether the workload is one of the object layer's (the `objects` suite).
+    var isObjectWorkload: Bool {
+        switch self {
+        case .objectBatchInsert, .objectSave, .objectStoreSave, .objectFetch, .objectCascade: true
+        default: false
+        }
+    }
+}
+
+/// Groups of workloads for `--suite`.
+enum Suite: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
+    /// The storage engine's key/value workloads (issue 2).
+    case storage
+    /// The object layer's workloads (issue 3).
+    case objects
+    case all
+
+    func contains(_ w: Workload) -> Bool {
+        switch self {
+        case .storage: !w.isObjectWorkload
+        case .objects: w.isObjectWorkload
+        case .all: true
+        }
+    }
 }
 
 /// How much of each workload a run does: the full sizes of issue 2's "Figures", or the quick ones.
@@ -35,10 +66,24 @@ struct Plan: Codable, Sendable {
     /// compact: every key whose insertion index is not a multiple of 10 is deleted (90%).
     var keepEvery = 10
     var fdatasyncIterations = 200
+    /// Object workloads: employees inserted (by batches, and again by saves, each in a fresh store).
+    var objectEmployees: Int
+    /// Employees per department (the cascade row deletes one department of this many).
+    var employeesPerDepartment = 10_000
+    /// Employees per batch-insert call and per save.
+    var objectChunk = 10_000
+    /// Objects fetched by ID (random order, with replacement) per round.
+    var objectFetches = 100_000
+    /// Departments deleted by the cascade row, one per round, the engines alternating.
+    var cascadeRounds = 3
+    /// Pending inserts of the context-memory figure (issue 3: 100k).
+    var contextPendingInserts = 100_000
+    var objectDepartments: Int { max(1, objectEmployees / employeesPerDepartment) }
 
-    init(quick: Bool, workloads: [Workload], keys: Int?, seed: UInt64) {
+    init(quick: Bool, suite: Suite = .all, workloads: [Workload], keys: Int?, objects: Int? = nil, seed: UInt64) {
         self.quick = quick
-        self.workloads = Workload.allCases.filter { workloads.isEmpty || workloads.contains($0) }
+        self.workloads = Workload.allCases.filter { workloads.isEmpty ? suite.contains($0) : workloads.contains($0) }
+        objectEmployees = objects ?? (quick ? 200_000 : 1_000_000)
         self.seed = seed
         self.keys = keys ?? (quick ? 200_000 : 1_000_000)
         rangeScans = quick ? 2_000 : 10_000
@@ -54,6 +99,7 @@ struct Plan: Codable, Sendable {
 
     func includes(_ workload: Workload) -> Bool { workloads.contains(workload) }
     var needsBulkLoad: Bool { workloads.contains { $0.needsBulkLoad } }
+    var hasObjectWorkloads: Bool { workloads.contains { $0.isObjectWorkload } }
 
     /// The pass mark of each row's Keel/SQLite ratio (issue 2, "Figures").
     static func target(_ workload: Workload, _ durability: Durability?) -> Double {

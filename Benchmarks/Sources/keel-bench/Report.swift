@@ -27,7 +27,14 @@ extension RunReport {
             + (keelEngineBuiltIn ? "" : "  [NOT BUILT IN: engine façade not in KeelStorage yet; Keel columns empty]"))
         out.append("SQLite    \(m.sqliteVersion), C API: journal_mode=WAL, synchronous=FULL (NORMAL in the normal rows),")
         out.append("          page_size=4096, cache_size=-65536 (64 MiB), kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID, prepared statements")
-        out.append("data      \(grouped(plan.keys)) keys of \(data.keyBytes) random bytes; values of \(data.valueBytes) bytes = \(KeyValueSet.randomValuePrefix) random + \(data.valueBytes - KeyValueSet.randomValuePrefix) repeated (~50% compressible); seed \(data.seed)")
+        if plan.hasObjectWorkloads {
+            out.append("objects   Keel: KeelModel ObjectStore (Department 1—* Employee, cascade; Employee.name indexed; Department.name unique);")
+            out.append("          SQLite: tables department/employee, FOREIGN KEY ON DELETE CASCADE (foreign_keys=ON), indexes on name and department_id")
+            out.append("          \(grouped(plan.objectEmployees)) employees in \(grouped(plan.objectDepartments)) departments of \(grouped(plan.employeesPerDepartment)); \(grouped(plan.objectChunk)) per batch / save")
+        }
+        if plan.workloads.contains(where: { !$0.isObjectWorkload }) {
+            out.append("data      \(grouped(plan.keys)) keys of \(data.keyBytes) random bytes; values of \(data.valueBytes) bytes = \(KeyValueSet.randomValuePrefix) random + \(data.valueBytes - KeyValueSet.randomValuePrefix) repeated (~50% compressible); seed \(data.seed)")
+        }
         out.append("")
 
         // The main table.
@@ -91,11 +98,23 @@ extension RunReport {
 
         out.append("")
         out.append("Keel/SQLite is Keel's throughput over SQLite's: above 1 Keel is faster. Latencies are per commit (nearest rank).")
-        out.append("bulk-insert: all keys in one transaction, commit, checkpoint (timed to the end of the checkpoint).")
-        out.append("point-read: \(grouped(plan.pointReads)) random existing keys in one read transaction, after \(grouped(plan.warmupReads)) untimed warm-up reads; median of \(plan.readRounds) rounds.")
-        out.append("range-scan: first \(plan.rangeLength) keys >= a random existing key, in key order, all scans in one read transaction; median of \(plan.readRounds) rounds.")
-        out.append("commit-N: single-put transactions of new keys into a fresh store from N threads, each durable per its sync mode when it returns.")
-        out.append("Every read workload touches every byte returned; both engines must return the same bytes (checked).")
+        if plan.workloads.contains(where: { !$0.isObjectWorkload }) {
+            out.append("bulk-insert: all keys in one transaction, commit, checkpoint (timed to the end of the checkpoint).")
+            out.append("point-read: \(grouped(plan.pointReads)) random existing keys in one read transaction, after \(grouped(plan.warmupReads)) untimed warm-up reads; median of \(plan.readRounds) rounds.")
+            out.append("range-scan: first \(plan.rangeLength) keys >= a random existing key, in key order, all scans in one read transaction; median of \(plan.readRounds) rounds.")
+            out.append("commit-N: single-put transactions of new keys into a fresh store from N threads, each durable per its sync mode when it returns.")
+            out.append("Every read workload touches every byte returned; both engines must return the same bytes (checked).")
+        }
+        if plan.hasObjectWorkloads {
+            out.append("obj-batch-insert: employees with their department by batches of \(grouped(plan.objectChunk)), one durable transaction each (Keel batchInsert).")
+            out.append("obj-save: the same through a context in a fresh store: ObjectContext.insert per object, save() every \(grouped(plan.objectChunk)); SQLite as in obj-batch-insert with rowids assigned by SQLite.")
+            out.append("obj-store-save: the same without the context: newObjectID per object, then ObjectStore.save(ChangeSet) of \(grouped(plan.objectChunk)) inserts.")
+            out.append("obj-fetch: \(grouped(plan.objectFetches)) employees by ID in random order, one read transaction, every attribute materialised; median of \(plan.readRounds) rounds.")
+            out.append("obj-cascade: delete one department with its \(grouped(plan.employeesPerDepartment)) employees (cascade), one durable transaction; ops = employees deleted; median of \(plan.cascadeRounds) departments.")
+        }
+        if let m = contextMemory {
+            out.append("context memory, \(grouped(m.pendingInserts)) pending inserts: " + (m.peakRSSBytes.map { "peak RSS +" + bytes($0) + " (" + m.note + ")" } ?? m.note))
+        }
         if !failures.isEmpty {
             out.append("")
             out.append("CHECKS FAILED (these figures are not valid):")

@@ -9,6 +9,8 @@ struct RunReport: Codable, Sendable {
     var keelEngineBuiltIn: Bool
     var rows: [Row] = []
     var compaction: [String: CompactionFigures] = [:]
+    /// Peak memory of a context holding pending inserts (object suite).
+    var contextMemory: ContextMemoryFigure?
     /// Cross-checks that failed (an engine returned different data from the other, lost a key...).
     var failures: [String] = []
     var totalSeconds: Double = 0

@@ -7,9 +7,11 @@ import Synchronization
 final class Runner {
     let plan: Plan
     let engines: [any BenchEngine.Type]
+    /// The engines of the object workloads (Keel's only when it is built in).
+    var objectEngines: [any ObjectBenchEngine.Type] = []
     /// The run's own directory (fresh, removed at the end); one subdirectory per store.
     let root: String
-    private(set) var report: RunReport
+    var report: RunReport
 
     init(plan: Plan, engines: [any BenchEngine.Type], root: String, machine: MachineFacts, date: String) {
         self.plan = plan
@@ -22,6 +24,7 @@ final class Runner {
 
     func run() throws -> RunReport {
         if plan.needsBulkLoad { try runOnBulkLoadedStores() }
+        if plan.hasObjectWorkloads { try runObjectWorkloads() }
         let commitData = KeyValueSet(count: max(plan.commit1, plan.commit16), seed: plan.seed &+ 1)
         for durability in Durability.allCases {
             if plan.includes(.commit1) {
@@ -209,32 +212,32 @@ final class Runner {
         return results
     }
 
-    private func step<T>(_ what: String, _ engine: String, _ body: () throws -> T) throws -> (T, Double) {
+    func step<T>(_ what: String, _ engine: String, _ body: () throws -> T) throws -> (T, Double) {
         let (value, seconds) = try timed(body)
         progress("\(what): \(engine) \(duration(seconds))")
         return (value, seconds)
     }
 
-    private func fail(_ message: String) {
+    func fail(_ message: String) {
         progress("FAILED CHECK: " + message)
         report.failures.append(message)
     }
 
     /// Both engines did the same reads on the same data, so they must have seen the same bytes.
-    private func crossCheck(_ what: String, _ tallies: [String: Tally]) {
+    func crossCheck<T: Equatable>(_ what: String, _ tallies: [String: T]) {
         guard let first = tallies.first else { return }
         for (name, tally) in tallies where tally != first.value {
             fail("\(what): \(name) returned \(tally) but \(first.key) returned \(first.value)")
         }
     }
 
-    private func makeDirectory(_ name: String) throws -> String {
+    func makeDirectory(_ name: String) throws -> String {
         let path = root + "/" + name
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         return path
     }
 
-    private func removeDirectory(_ path: String) {
+    func removeDirectory(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
     }
 }

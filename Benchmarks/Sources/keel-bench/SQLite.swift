@@ -112,3 +112,36 @@ struct SQLiteError: Error, CustomStringConvertible {
     var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
     var description: String { "SQLite error \(code): \(message)" }
 }
+
+extension SQLiteStatement {
+    /// Binds text without copying (SQLITE_STATIC); the bytes must stay put until the statement is
+    /// stepped and reset, so callers bind and step inside `withUTF8`.
+    @inline(__always)
+    func bindText(_ index: Int32, _ utf8: UnsafeBufferPointer<UInt8>) throws {
+        let rc = sqlite3_bind_text(handle, index, UnsafeRawPointer(utf8.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32(utf8.count), nil)
+        guard rc == SQLITE_OK else { throw SQLiteError(code: rc, message: "bind text") }
+    }
+
+    @inline(__always)
+    func bindInt64(_ index: Int32, _ value: Int64) throws {
+        let rc = sqlite3_bind_int64(handle, index, value)
+        guard rc == SQLITE_OK else { throw SQLiteError(code: rc, message: "bind int64") }
+    }
+
+    @inline(__always)
+    func bindNull(_ index: Int32) throws {
+        let rc = sqlite3_bind_null(handle, index)
+        guard rc == SQLITE_OK else { throw SQLiteError(code: rc, message: "bind null") }
+    }
+
+    @inline(__always)
+    func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// Column `index` as a new Swift String (copied out of SQLite's buffer).
+    @inline(__always)
+    func text(_ index: Int32) -> String {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard let p = sqlite3_column_text(handle, index) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: p, count: count), as: UTF8.self)
+    }
+}

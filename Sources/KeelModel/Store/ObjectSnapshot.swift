@@ -50,22 +50,29 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     /// Many objects at once (one read transaction per store): nil where there is no such object.
+    /// The lookups run in key order (entity, number), whatever the order asked for, so
+    /// neighbouring lookups share the pages of their path and the tree is looked up once per
+    /// entity; the results come back in the order asked.
     public func objects(_ ids: [ObjectID]) throws(KeelError) -> [StoredObject?] {
         var out = [StoredObject?](repeating: nil, count: ids.count)
+        let count = model.entities.count
+        let order = ids.indices.sorted { ids[$0] < ids[$1] }
         for s in snapshots.indices {
-            let mine = ids.indices.filter { ids[$0].entity.index < model.entities.count && layout.storeOf[ids[$0].entity.index] == s }
-            if mine.isEmpty { continue }
+            guard order.contains(where: { ids[$0].entity.index < count && layout.storeOf[ids[$0].entity.index] == s }) else { continue }
             try read(store: s) { (txn) throws(KeelError) in
                 var key: [UInt8] = []
-                var trees: [String: Tree?] = [:]
-                for i in mine {
-                    let name = layout.objects[ids[i].entity.index]
-                    let tree: Tree?
-                    if let t = trees[name] { tree = t } else {
+                key.reserveCapacity(KeyEncoding.objectKeySize)
+                var entity = -1
+                var tree: Tree?
+                for i in order {
+                    let e = ids[i].entity.index
+                    guard e < count, layout.storeOf[e] == s else { continue }
+                    if e != entity {
+                        entity = e
+                        let name = layout.objects[e]
                         tree = try engine { () throws(StorageError) in try txn.tree(name) }
-                        trees[name] = tree
                     }
-                    out[i] = try TreeReading.row(tree, ids[i], fieldCount: layout.fieldCounts[ids[i].entity.index], key: &key)
+                    out[i] = try TreeReading.row(tree, ids[i], fieldCount: layout.fieldCounts[e], key: &key)
                 }
             }
         }

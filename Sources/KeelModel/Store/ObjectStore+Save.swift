@@ -60,6 +60,8 @@ struct SaveReplay {
     }
 
     mutating func run(_ changes: ChangeSet) throws(KeelError) {
+        insertedHere.reserveCapacity(changes.changes.count)
+        session.rows.reserveCapacity(changes.changes.count + changes.originals.count)
         for c in changes.changes { if case .insert(let id, _) = c { insertedHere.insert(id) } }
         try detectConflicts(changes)
         if policy == .error, !conflicts.isEmpty { throw conflictError() }
@@ -87,12 +89,27 @@ struct SaveReplay {
             conflicts[id] = SaveConflict(id: id, snapshotVersion: original.version, storeVersion: current.version, storeChanged: changed)
         }
         // Targets of relationship operations that are gone from the store.
+        var checked: Set<ObjectID> = []
+        func check(_ t: ObjectID) throws(KeelError) {
+            guard !insertedHere.contains(t), checked.insert(t).inserted, conflicts[t] == nil else { return }
+            try checkID(t)
+            if try session.entry(t).original == nil {
+                conflicts[t] = SaveConflict(id: t, snapshotVersion: nil, storeVersion: nil, storeChanged: [])
+            }
+        }
+        func check(_ v: Value) throws(KeelError) {
+            switch v {
+            case .object(let t): try check(t)
+            case .objects(let ts): for t in ts { try check(t) }
+            default: break
+            }
+        }
         for c in changes.changes {
-            for t in targets(of: c) where !insertedHere.contains(t) && conflicts[t] == nil {
-                try checkID(t)
-                if try session.entry(t).original == nil {
-                    conflicts[t] = SaveConflict(id: t, snapshotVersion: nil, storeVersion: nil, storeChanged: [])
-                }
+            switch c {
+            case .insert(_, let values): for v in values.values { try check(v) }
+            case .set(_, _, let v): try check(v)
+            case .add(_, _, let members, _): for t in members { try check(t) }
+            case .remove, .delete: break
             }
         }
     }
@@ -195,8 +212,7 @@ struct SaveReplay {
             guard id.number <= reservedMarks[id.entity.index] else {
                 throw KeelError(.badRequest, "\(id.text(in: model)) was not handed out by this store (use newObjectID)")
             }
-            try session.insertObject(id)
-            for (field, value) in values.sorted(by: { $0.key < $1.key }) { try set(id, field, value) }
+            try insert(id, values)
         case .set(let id, let field, let value):
             guard try session.exists(id) else { throw notFound(id) }
             try set(id, field, value)
@@ -213,6 +229,63 @@ struct SaveReplay {
             }
             let outcome = try GraphRules.delete(&editor, id)
             session.denials.append(contentsOf: outcome.denials)
+        }
+    }
+
+    /// A new object: attributes and to-ones whose inverse is an unordered to-many go straight
+    /// into the row (and the target's link tree), in one dictionary write; every other field
+    /// (to-many, one-to-one, ordered inverse, a value of the wrong shape, an unknown field) then
+    /// goes through `set`, in field order, exactly as it would without this path.
+    func insert(_ id: ObjectID, _ values: [Int: Value]) throws(KeelError) {
+        let layout = session.layout
+        let kinds = layout.insertKinds[id.entity.index]
+        var row = [Value](repeating: .null, count: kinds.count)
+        var rest = false
+        var linked = 0
+        for (field, value) in values {
+            guard field >= 0, field < kinds.count else {
+                rest = true
+                continue
+            }
+            switch kinds[field] {
+            case .attribute: row[field] = value
+            case .transient: continue
+            case .toOneWithUnorderedInverse(let destination, _):
+                switch value {
+                case .null: continue
+                case .object(let target) where target.entity.index < layout.kindOf.count && layout.kindOf[target.entity.index][destination]:
+                    // A target gone from the store is dropped (a conflict), as `set` does.
+                    if try session.exists(target) {
+                        row[field] = value
+                        linked += 1
+                    }
+                default: rest = true
+                }
+            case .other: rest = true
+            }
+        }
+        try session.insertObject(id, values: row)
+        if linked > 0 {
+            for field in values.keys where field >= 0 && field < kinds.count {
+                guard case .toOneWithUnorderedInverse(_, let inverseField) = kinds[field], case .object(let target) = row[field] else { continue }
+                try session.link(target, field: inverseField, member: id, at: nil)
+            }
+        }
+        guard rest else { return }
+        for (field, value) in values.sorted(by: { $0.key < $1.key }) {
+            if field >= 0, field < kinds.count {
+                switch kinds[field] {
+                case .attribute, .transient: continue
+                case .toOneWithUnorderedInverse:
+                    if case .null = value { continue }
+                    if case .object = row[field] { continue }
+                    if case .object(let target) = value, target.entity.index < layout.kindOf.count,
+                        layout.kindOf[target.entity.index][kinds[field].destination ?? -1] == true
+                    { continue }  // a target that is gone: dropped above
+                case .other: break
+                }
+            }
+            try set(id, field, value)
         }
     }
 

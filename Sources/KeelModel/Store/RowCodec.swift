@@ -15,7 +15,7 @@
 // | tag | type    | payload                                                  |
 // | 1   | int     | zigzag varint                                            |
 // | 2   | double  | 8 bytes, IEEE 754 bit pattern, little-endian             |
-// | 3   | decimal | varint length, ASCII digits ("-1234.5")                  |
+// | 3   | decimal | varint length, ASCII digits ("-1234.5"): read, no longer written |
 // | 4   | string  | varint length, UTF-8                                     |
 // | 5   | false   | none                                                     |
 // | 6   | true    | none                                                     |
@@ -25,6 +25,13 @@
 // | 10  | uri     | varint length, UTF-8                                     |
 // | 11  | json    | varint length, binary JSON (below)                       |
 // | 12  | object  | 10-byte object key (a to-one target)                     |
+// | 13  | decimal | flags (1), exponent (1, signed), mantissa (varint, ≤ 128 bits) |
+//
+// Decimal (tag 13): Foundation's Decimal as it is, mantissa × 10^exponent, no text on the way in
+// or out. Flags: bit 0 negative, bit 1 compact (Decimal's `_isCompact`), other bits 0. The
+// exponent is −128…127 (Decimal's range), one two's-complement byte. The mantissa is an unsigned
+// LEB128 of up to 128 bits (19 bytes at most; Decimal's `_mantissa` words, low first). NaN is
+// mantissa 0 with the negative flag, as in Decimal. 1234.56 costs 6 bytes (tag included).
 //
 // Binary JSON: a tag byte, then: 0 null, 1 false, 2 true, 3 int (zigzag varint), 4 double
 // (8 bytes LE), 5 string (varint length, UTF-8), 6 array (varint count, items), 7 object (varint
@@ -54,6 +61,7 @@ public enum RowCodec {
         static let uri: UInt8 = 10
         static let json: UInt8 = 11
         static let object: UInt8 = 12
+        static let binaryDecimal: UInt8 = 13
     }
 
     // MARK: Encoding
@@ -61,10 +69,15 @@ public enum RowCodec {
     /// Encodes `object` into `out` (cleared first; pass the same buffer again to reuse its storage).
     /// Null and to-many slots are left out.
     public static func encode(_ object: StoredObject, into out: inout [UInt8]) {
+        encode(version: object.version, values: object.values, into: &out)
+    }
+
+    /// Encodes a row from its parts (`values` one per field).
+    static func encode(version: UInt64, values: [Value], into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         out.append(format)
-        appendVarint(object.version, to: &out)
-        for (field, value) in object.values.enumerated() {
+        appendVarint(version, to: &out)
+        for (field, value) in values.enumerated() {
             switch value {
             case .null, .objects: continue
             default: break
@@ -91,8 +104,7 @@ public enum RowCodec {
             out.append(Tag.double)
             appendLE(d.bitPattern, to: &out)
         case .decimal(let d):
-            out.append(Tag.decimal)
-            appendBytes(d.description.utf8, to: &out)
+            appendDecimal(d, to: &out)
         case .string(let s):
             out.append(Tag.string)
             appendBytes(s.utf8, to: &out)
@@ -121,6 +133,30 @@ public enum RowCodec {
             out.append(Tag.object)
             KeyEncoding.appendObjectKey(id, to: &out)
         }
+    }
+
+    /// Tag 13: flags, exponent, mantissa (layout above). The fields are read from Decimal's
+    /// memory (its stored fields are not public on Linux) once `DecimalLayout.verified` has
+    /// checked that layout; otherwise the decimal is written as text (tag 3), which is slower but
+    /// reads back the same.
+    @inline(__always)
+    static func appendDecimal(_ d: Decimal, to out: inout [UInt8]) {
+        guard DecimalLayout.verified else {
+            out.append(Tag.decimal)
+            appendBytes(d.description.utf8, to: &out)
+            return
+        }
+        let (flags, exponent, low, high) = DecimalLayout.fields(of: d)
+        out.append(Tag.binaryDecimal)
+        out.append(flags)
+        out.append(UInt8(bitPattern: exponent))
+        var lo = low, hi = high
+        while hi != 0 || lo >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: lo) | 0x80)
+            lo = lo >> 7 | hi << 57
+            hi >>= 7
+        }
+        out.append(UInt8(lo))
     }
 
     static func appendBytes(_ utf8: String.UTF8View, to out: inout [UInt8]) {
@@ -222,6 +258,7 @@ public enum RowCodec {
                 throw r.damage("malformed decimal")
             }
             return .decimal(d)
+        case Tag.binaryDecimal: return .decimal(try decodeDecimal(&r))
         case Tag.string: return .string(try r.string())
         case Tag.false: return .bool(false)
         case Tag.true: return .bool(true)
@@ -244,6 +281,31 @@ public enum RowCodec {
         default:
             throw r.damage("unknown type tag \(tag)")
         }
+    }
+
+    /// Tag 13's payload (layout above).
+    static func decodeDecimal(_ r: inout ByteReader) throws(KeelError) -> Decimal {
+        let flags = try r.byte()
+        guard flags & ~0b11 == 0 else { throw r.damage("unknown decimal flags") }
+        let exponent = Int8(bitPattern: try r.byte())
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        var shift = 0
+        while true {
+            let b = try r.byte()
+            let bits = UInt64(b & 0x7F)
+            guard shift + 7 <= 128 || bits >> UInt64(128 - shift) == 0 else { throw r.damage("decimal mantissa beyond 128 bits") }
+            if shift < 64 {
+                low |= bits << UInt64(shift)
+                if shift + 7 > 64 { high |= bits >> UInt64(64 - shift) }
+            } else {
+                high |= bits << UInt64(shift - 64)
+            }
+            if b & 0x80 == 0 { break }
+            shift += 7
+            guard shift < 128 else { throw r.damage("decimal mantissa beyond 128 bits") }
+        }
+        return DecimalLayout.make(flags: flags, exponent: exponent, low: low, high: high)
     }
 
     static func decodeJSON(_ r: inout ByteReader, depth: Int) throws(KeelError) -> JSON {
@@ -272,6 +334,69 @@ public enum RowCodec {
         default:
             throw r.damage("unknown json tag")
         }
+    }
+}
+
+/// Foundation's `Decimal` field by field. Its stored fields (`_exponent`, `_length`,
+/// `_isNegative`, `_isCompact`, `_mantissa`) are public on Darwin but internal in swift-foundation
+/// on Linux, so they are read and written through the struct's memory: byte 0 the exponent
+/// (Int8), byte 1 the length (high 4 bits) with the negative (bit 3) and compact (bit 2) flags,
+/// bytes 2–3 reserved, bytes 4–19 the eight mantissa words, low first, little-endian. `verified`
+/// checks that layout against decimals built through the public API, once per process; when it
+/// does not hold, the row codec writes text and `make` builds by arithmetic.
+enum DecimalLayout {
+    static let verified: Bool = {
+        guard MemoryLayout<Decimal>.size == 20 else { return false }
+        func raw(_ d: Decimal) -> [UInt8] { withUnsafeBytes(of: d) { Array($0) } }
+        let a = raw(Decimal(sign: .minus, exponent: -3, significand: Decimal(UInt64(0x0001_2345_6789_ABCD))))
+        let b = raw(Decimal(UInt64(0xFFFF_0000_0000_0042)))
+        let c = raw(Decimal(sign: .plus, exponent: 7, significand: Decimal(42)))
+        let nan = raw(Decimal.nan)
+        return a[0] == 0xFD && a[1] & 0xF8 == 0x48 && a[4...11] == [0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0x01, 0x00]
+            && a[12...19].allSatisfy { $0 == 0 }
+            && b[0] == 0 && b[1] & 0xF8 == 0x40 && b[4...11] == [0x42, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+            && c[0] == 7 && c[1] & 0xF8 == 0x10 && c[4...5] == [42, 0] && c[6...19].allSatisfy { $0 == 0 }
+            && nan[1] & 0xF8 == 0x08 && nan[4...19].allSatisfy { $0 == 0 }
+            && Decimal(sign: .plus, exponent: -2, significand: Decimal(-12345)).description == "-123.45"
+    }()
+
+    /// Flags (bit 0 negative, bit 1 compact), exponent, mantissa as two 64-bit halves.
+    @inline(__always)
+    static func fields(of d: Decimal) -> (flags: UInt8, exponent: Int8, low: UInt64, high: UInt64) {
+        withUnsafeBytes(of: d) { b in
+            let length = Int(b[1] >> 4)
+            var low: UInt64 = 0
+            var high: UInt64 = 0
+            for w in 0..<min(length, 8) {
+                let word = UInt64(b[4 + 2 * w]) | UInt64(b[5 + 2 * w]) << 8
+                if w < 4 { low |= word << UInt64(16 * w) } else { high |= word << UInt64(16 * (w - 4)) }
+            }
+            return ((b[1] >> 3) & 1 | (b[1] >> 1) & 0b10, Int8(bitPattern: b[0]), low, high)
+        }
+    }
+
+    /// The decimal with these fields (its length is the number of mantissa words in use).
+    static func make(flags: UInt8, exponent: Int8, low: UInt64, high: UInt64) -> Decimal {
+        let length = high != 0 ? 4 + (64 - high.leadingZeroBitCount + 15) / 16 : (64 - low.leadingZeroBitCount + 15) / 16
+        guard verified else {
+            if length == 0 { return flags & 1 != 0 ? .nan : Decimal(0) }
+            var significand = Decimal(low)
+            if high != 0 { significand += Decimal(high) * Decimal(sign: .plus, exponent: 0, significand: Decimal(UInt64(1) << 32)) * Decimal(UInt64(1) << 32) }
+            return Decimal(sign: flags & 1 != 0 ? .minus : .plus, exponent: Int(exponent), significand: significand)
+        }
+        var d = Decimal()
+        withUnsafeMutableBytes(of: &d) { b in
+            b[0] = UInt8(bitPattern: exponent)
+            b[1] = UInt8(length) << 4 | (flags & 1) << 3 | (flags & 0b10) << 1
+            b[2] = 0
+            b[3] = 0
+            for w in 0..<8 {
+                let word = w < 4 ? low >> UInt64(16 * w) : high >> UInt64(16 * (w - 4))
+                b[4 + 2 * w] = UInt8(truncatingIfNeeded: word)
+                b[5 + 2 * w] = UInt8(truncatingIfNeeded: word >> 8)
+            }
+        }
+        return d
     }
 }
 

@@ -5,6 +5,7 @@
 // key (10); value empty. UNIQUE ENTRY (`uniq/…`): key = value keys of the fields; value = the
 // holder's object key (10). An object with a null in any field of a unique key has no entry.
 
+import Foundation
 import KeelStorage
 
 /// What a flushed save changed, for the history record and the save result.
@@ -14,28 +15,61 @@ struct FlushSummary {
     var deleted: [ObjectID] = []
 }
 
+/// Index entries waiting to be put, grouped by tree (a save touches a few).
+struct IndexPuts {
+    var groups: [(store: Int, tree: String, keys: [[UInt8]])] = []
+
+    mutating func add(_ store: Int, _ tree: String, _ key: [UInt8]) {
+        for i in groups.indices where groups[i].store == store && groups[i].tree == tree {
+            groups[i].keys.append(key)
+            return
+        }
+        groups.append((store, tree, [key]))
+    }
+
+    func flush(_ session: SaveSession) throws(KeelError) {
+        for g in groups {
+            let keys = g.keys.sorted { a, b in
+                a.withUnsafeBytes { a in
+                    b.withUnsafeBytes { b in
+                        let n = min(a.count, b.count)
+                        let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
+                        return c != 0 ? c < 0 : a.count < b.count
+                    }
+                }
+            }
+            for key in keys { try session.put(g.store, g.tree, key: key, value: []) }
+        }
+    }
+}
+
 extension SaveSession {
     func flush() throws(KeelError) -> FlushSummary {
         var summary = FlushSummary()
-        let ids = rows.keys.sorted()
+        // In key order: object-tree puts walk the tree once, left to right.
+        var entries = Array(rows)
+        entries.sort { $0.key < $1.key }
         var rowBytes: [UInt8] = []
         rowBytes.reserveCapacity(128)
+        var objectKey: [UInt8] = []
+        objectKey.reserveCapacity(KeyEncoding.objectKeySize)
+        // Index entries are put after every row, tree by tree in key order (their keys come in
+        // value order, random against the rows'): each put then lands next to the previous one.
+        var indexPuts = IndexPuts()
         // Unique entries: every removal first, so an object may take a key another one gives up
         // in the same save.
         var uniquePuts: [(Int, String, [UInt8], [UInt8])] = []
-        for id in ids {
-            guard let e = rows[id] else { continue }
+        for (id, e) in entries {
             let store = layout.storeOf[id.entity.index]
-            let objectKey = KeyEncoding.objectKey(id)
-            let rowChanged = e.original?.values != e.current?.values
+            objectKey.removeAll(keepingCapacity: true)
+            KeyEncoding.appendObjectKey(id, to: &objectKey)
+            let rowChanged = e.original == nil ? e.current != nil : e.original?.values != e.current?.values
             switch (e.original, e.current) {
             case (nil, nil):
                 continue
-            case (nil, var c?):
-                c.version = 1
-                RowCodec.encode(c, into: &rowBytes)
+            case (nil, let c?):
+                RowCodec.encode(version: 1, values: c.values, into: &rowBytes)
                 try put(store, layout.objects[id.entity.index], key: objectKey, value: rowBytes)
-                rows[id]?.current = c
                 summary.inserted.append(id)
             case (let o?, nil):
                 try delete(store, layout.objects[id.entity.index], key: objectKey)
@@ -46,7 +80,6 @@ extension SaveSession {
                     c.version = o.version + 1
                     RowCodec.encode(c, into: &rowBytes)
                     try put(store, layout.objects[id.entity.index], key: objectKey, value: rowBytes)
-                    rows[id]?.current = c
                 }
                 if rowChanged || !e.linkFields.isEmpty {
                     var names: [String] = []
@@ -57,8 +90,9 @@ extension SaveSession {
                 }
             }
             guard rowChanged else { continue }
-            for index in layout.keyed[id.entity.index] {
-                let tree = TreeLayout.index(index)
+            let trees = layout.keyedTrees[id.entity.index]
+            for (k, index) in layout.keyed[id.entity.index].enumerated() {
+                let tree = trees[k]
                 let old = e.original.map { o in index.fields.map { o.values[$0] } }
                 let new = e.current.map { c in index.fields.map { c.values[$0] } }
                 if old == new { continue }
@@ -79,11 +113,12 @@ extension SaveSession {
                     if let new {
                         var key = KeyEncoding.valuesKey(new)
                         key.append(contentsOf: objectKey)
-                        try put(store, tree, key: key, value: [])
+                        indexPuts.add(store, tree, key)
                     }
                 }
             }
         }
+        try indexPuts.flush(self)
         for (store, tree, key, value) in uniquePuts { try put(store, tree, key: key, value: value) }
         return summary
     }

@@ -27,8 +27,12 @@ final class SaveSession: GraphEditor {
     let layout: TreeLayout
     /// The write transaction of each store this save holds (nil for the others).
     var txns: [WriteTransaction?]
-    /// Tree handles per store (nil: looked up, absent).
-    private var trees: [[String: Tree?]]
+    /// Tree handles per store (nil: looked up, absent), searched linearly: a save touches a
+    /// handful of trees, and the names are the layout's own strings, so `==` is a pointer check
+    /// where hashing the name would cost a pass over its bytes on every put.
+    private var trees: [[(name: String, tree: Tree?)]]
+    /// Scratch key for link puts and deletes.
+    private var linkKey: [UInt8] = []
     var rows: [ObjectID: RowEntry] = [:]
     /// Key-level operations per store, kept when `recording` (multi-store saves).
     var recording = false
@@ -45,7 +49,7 @@ final class SaveSession: GraphEditor {
         self.model = model
         self.layout = layout
         self.txns = Array(repeating: nil, count: storeCount)
-        self.trees = Array(repeating: [:], count: storeCount)
+        self.trees = Array(repeating: [], count: storeCount)
         self.ops = Array(repeating: [], count: storeCount)
     }
 
@@ -56,18 +60,28 @@ final class SaveSession: GraphEditor {
         return t
     }
 
+    @inline(__always)
+    private func cachedTree(_ store: Int, _ name: String) -> Int? {
+        for i in trees[store].indices where trees[store][i].name == name { return i }
+        return nil
+    }
+
     func readTree(_ store: Int, _ name: String) throws(KeelError) -> Tree? {
-        if let cached = trees[store][name] { return cached }
+        if let i = cachedTree(store, name), let t = trees[store][i].tree { return t }
         let t = try engine { () throws(StorageError) in try txn(store).tree(name) }
-        if t != nil { trees[store][name] = t }
+        if let t { setTree(store, name, t) }
         return t
     }
 
     func writeTree(_ store: Int, _ name: String) throws(KeelError) -> Tree {
-        if let cached = trees[store][name], let t = cached { return t }
+        if let i = cachedTree(store, name), let t = trees[store][i].tree { return t }
         let t = try engine { () throws(StorageError) in try txn(store).openTree(name) }
-        trees[store][name] = t
+        setTree(store, name, t)
         return t
+    }
+
+    private func setTree(_ store: Int, _ name: String, _ tree: Tree) {
+        if let i = cachedTree(store, name) { trees[store][i].tree = tree } else { trees[store].append((name, tree)) }
     }
 
     func put(_ store: Int, _ tree: String, key: [UInt8], value: [UInt8]) throws(KeelError) {
@@ -115,11 +129,26 @@ final class SaveSession: GraphEditor {
                             inserted: true)
     }
 
+    /// Starts a new object with its row's values (attributes and to-one targets; the caller keeps
+    /// the inverses in step).
+    func insertObject(_ id: ObjectID, values: [Value]) throws(KeelError) {
+        if id.number <= freshAbove[id.entity.index] || rows.index(forKey: id) != nil {
+            let e = try entry(id)
+            guard e.original == nil, e.current == nil else {
+                throw KeelError(.badRequest, "an object \(id.text(in: model)) already exists")
+            }
+        }
+        rows[id] = RowEntry(original: nil, current: StoredObject(id: id, version: 0, values: values), inserted: true)
+    }
+
     func current(_ id: ObjectID) throws(KeelError) -> StoredObject? { try entry(id).current }
 
     // MARK: GraphEditor
 
-    func exists(_ id: ObjectID) throws(KeelError) -> Bool { try entry(id).current != nil }
+    func exists(_ id: ObjectID) throws(KeelError) -> Bool {
+        if let i = rows.index(forKey: id) { return rows.values[i].current != nil }
+        return try entry(id).current != nil
+    }
 
     func value(of id: ObjectID, field: Int) throws(KeelError) -> Value {
         guard let c = try entry(id).current, field >= 0, field < c.values.count else { return .null }
@@ -137,10 +166,11 @@ final class SaveSession: GraphEditor {
     }
 
     func write(_ id: ObjectID, field: Int, value: Value) throws(KeelError) {
-        guard try entry(id).current != nil else {
+        if rows.index(forKey: id) == nil { try entry(id) }
+        guard let i = rows.index(forKey: id), rows.values[i].current != nil else {
             throw KeelError(.notFound, "no object \(id.text(in: model)) (it does not exist or is deleted)")
         }
-        rows[id]?.current?.values[field] = value
+        rows.values[i].current!.values[field] = value
     }
 
     func link(_ id: ObjectID, field: Int, member: ObjectID, at position: Int?) throws(KeelError) {
@@ -148,9 +178,10 @@ final class SaveSession: GraphEditor {
         let store = layout.storeOf[id.entity.index]
         markLink(id, field)
         if !ordered {
-            var key = KeyEncoding.objectKey(id)
-            KeyEncoding.appendObjectKey(member, to: &key)
-            try put(store, name, key: key, value: [])
+            linkKey.removeAll(keepingCapacity: true)
+            KeyEncoding.appendObjectKey(id, to: &linkKey)
+            KeyEncoding.appendObjectKey(member, to: &linkKey)
+            try put(store, name, key: linkKey, value: [])
             return
         }
         try OrderedLinks.insert(self, store: store, tree: name, owner: id, member: member, at: position)
@@ -201,7 +232,8 @@ final class SaveSession: GraphEditor {
     }
 
     private func markLink(_ id: ObjectID, _ field: Int) {
-        if rows[id]?.linkFields.contains(field) == false { rows[id]?.linkFields.append(field) }
+        guard let i = rows.index(forKey: id) else { return }
+        if !rows.values[i].linkFields.contains(field) { rows.values[i].linkFields.append(field) }
     }
 
     // MARK: Scans (batch requests)

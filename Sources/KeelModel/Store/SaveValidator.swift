@@ -41,26 +41,30 @@ enum SaveValidator {
             guard !denied.isEmpty, let inverse = r.inverse, let x = s.rows[id]?.original?.values[field].objectID else { return false }
             return denied.contains("\(x.entity.rawValue)/\(x.number).\(inverse)")
         }
-        for id in touched(s) {
-            guard let c = s.rows[id]?.current else { continue }
-            let entity = model[id.entity]
-            let name = id.text(in: model)
+        let touchedIDs = touched(s)
+        var regexes: [String: Regex<AnyRegexOutput>?] = [:]
+        for id in touchedIDs {
+            guard let i = s.rows.index(forKey: id), let c = s.rows.values[i].current else { continue }
+            let rules = s.layout.rules[id.entity.index]
+            if rules.isEmpty { continue }
             func fail(_ p: String, _ rule: String, _ message: String) {
-                failures.append(ValidationFailure(code: .validation, object: id, property: p, rule: rule, message: "\(name).\(p): \(message)"))
+                failures.append(ValidationFailure(code: .validation, object: id, property: p, rule: rule, message: "\(id.text(in: model)).\(p): \(message)"))
             }
-            for (field, p) in entity.properties.enumerated() {
-                let v = c.values[field]
-                switch p {
-                case .attribute(let a):
-                    if a.isTransient { continue }
-                    if v.isNull {
-                        if !a.isOptional { fail(a.name, "required", "a value is required") }
+            for rule in rules {
+                let v = c.values[rule.field]
+                let isNull: Bool
+                if case .null = v { isNull = true } else { isNull = false }
+                switch rule.kind {
+                case .attribute:
+                    if isNull {
+                        if !rule.isOptional { fail(model[id.entity].properties[rule.field].name, "required", "a value is required") }
                         continue
                     }
-                    guard fits(v, a.type) else {
-                        fail(a.name, "type", "the value does not fit type \(a.type.rawValue)")
+                    guard fits(v, rule.type) else {
+                        fail(model[id.entity].properties[rule.field].name, "type", "the value does not fit type \(rule.type.rawValue)")
                         continue
                     }
+                    guard rule.hasMore, case .attribute(let a) = model[id.entity].properties[rule.field] else { continue }
                     if let min = a.minValue, let order = compare(bound: v, min, a.type), order < 0 {
                         fail(a.name, "minValue", "\(describe(v, a.type)) is below the minimum \(describe(min, nil))")
                     }
@@ -68,21 +72,23 @@ enum SaveValidator {
                         fail(a.name, "maxValue", "\(describe(v, a.type)) is above the maximum \(describe(max, nil))")
                     }
                     if let pattern = a.regex, case .string(let text) = v {
-                        if let regex = try? Regex(pattern) {
+                        let regex: Regex<AnyRegexOutput>?
+                        if let cached = regexes[pattern] { regex = cached } else {
+                            regex = try? Regex(pattern)
+                            regexes[pattern] = regex
+                        }
+                        if let regex {
                             if (try? regex.wholeMatch(in: text)) == nil { fail(a.name, "regex", "does not match /\(pattern)/") }
                         } else {
                             fail(a.name, "regex", "the model's pattern /\(pattern)/ does not compile")
                         }
                     }
-                case .relationship(let r):
-                    if !r.isToMany {
-                        if v.isNull && !r.isOptional && !nullifiedByDeny(id, field, r) {
-                            fail(r.name, "required", "a related object is required")
-                        }
-                        continue
-                    }
-                    guard r.minCount > 0 || r.maxCount > 0 else { continue }
-                    let n = try s.memberCount(of: id, field: field)
+                case .toOne:
+                    guard isNull, case .relationship(let r) = model[id.entity].properties[rule.field] else { continue }
+                    if !nullifiedByDeny(id, rule.field, r) { fail(r.name, "required", "a related object is required") }
+                case .toMany:
+                    guard case .relationship(let r) = model[id.entity].properties[rule.field] else { continue }
+                    let n = try s.memberCount(of: id, field: rule.field)
                     if r.minCount > 0, n < r.minCount { fail(r.name, "minCount", "\(n) objects, at least \(r.minCount) required") }
                     if r.maxCount > 0, n > r.maxCount { fail(r.name, "maxCount", "\(n) objects, at most \(r.maxCount) allowed") }
                 }
@@ -93,7 +99,7 @@ enum SaveValidator {
                 code: .deny, object: d.object, property: d.relationship, rule: "deny",
                 message: "\(d.object.text(in: model)) cannot be deleted: its \(d.relationship) still holds \(d.count) object\(d.count == 1 ? "" : "s")"))
         }
-        for clash in try uniqueClashes(s) {
+        for clash in try uniqueClashes(s, touched: touchedIDs) {
             let names = clash.holders.map { $0.text(in: model) }.joined(separator: ", ")
             for holder in clash.holders {
                 failures.append(ValidationFailure(
@@ -106,13 +112,13 @@ enum SaveValidator {
 
     /// Groups of objects that would share a unique key after the save: touched objects by
     /// their new keys, plus the stored holder of each key when it is untouched (it keeps it).
-    static func uniqueClashes(_ s: SaveSession) throws(KeelError) -> [UniqueClash] {
+    static func uniqueClashes(_ s: SaveSession, touched touchedIDs: [ObjectID]) throws(KeelError) -> [UniqueClash] {
         let model = s.model
-        let touchedIDs = touched(s)
+        guard touchedIDs.contains(where: { s.layout.hasUnique[$0.entity.index] }) else { return [] }
         let touchedSet = Set(touchedIDs)
         var groups: [[UInt8]: (Index, [ObjectID])] = [:]
         var order: [[UInt8]] = []
-        for id in touchedIDs {
+        for id in touchedIDs where s.layout.hasUnique[id.entity.index] {
             guard let c = s.rows[id]?.current else { continue }
             for u in model[id.entity].uniqueConstraints {
                 let values = u.fields.map { c.values[$0] }

@@ -19,6 +19,16 @@ struct TreeLayout: Sendable {
     let fieldCounts: [Int]
     /// Per entity: its indexes then its unique constraints (what a row change maintains).
     let keyed: [[Index]]
+    /// Per entity, aligned with `keyed`: each one's tree name (`idx/…` or `uniq/…`).
+    let keyedTrees: [[String]]
+    /// Per entity, per field: how an insert sets it (the save's insert fast path).
+    let insertKinds: [[InsertKind]]
+    /// `kindOf[e][d]`: entity e is d or one of d's sub-entities (a valid destination of d).
+    let kindOf: [[Bool]]
+    /// Per entity: the fields validation looks at, with what it needs to know (SaveValidator).
+    let rules: [[FieldRule]]
+    /// Per entity: whether it has a unique constraint (declared or inherited).
+    let hasUnique: [Bool]
 
     init(model: Model) {
         let configs = Array(model.configurations.keys)
@@ -38,11 +48,73 @@ struct TreeLayout: Sendable {
         }
         fieldCounts = model.entities.map(\.properties.count)
         keyed = model.entities.map { $0.indexes + $0.uniqueConstraints }
+        keyedTrees = keyed.map { $0.map(TreeLayout.index) }
+        kindOf = model.entities.map { e in model.entities.map { d in d.includes(e.id) } }
+        hasUnique = model.entities.map { !$0.uniqueConstraints.isEmpty }
+        rules = model.entities.map { entity in
+            entity.properties.enumerated().compactMap { field, p -> FieldRule? in
+                switch p {
+                case .attribute(let a):
+                    if a.isTransient { return nil }
+                    return FieldRule(field: field, kind: .attribute, type: a.type, isOptional: a.isOptional,
+                                     hasMore: a.minValue != nil || a.maxValue != nil || a.regex != nil)
+                case .relationship(let r) where !r.isToMany:
+                    return r.isOptional ? nil : FieldRule(field: field, kind: .toOne, type: .int64, isOptional: false, hasMore: false)
+                case .relationship(let r):
+                    return r.minCount > 0 || r.maxCount > 0
+                        ? FieldRule(field: field, kind: .toMany, type: .int64, isOptional: true, hasMore: true) : nil
+                }
+            }
+        }
+        insertKinds = model.entities.map { entity in
+            entity.properties.map { p -> InsertKind in
+                switch p {
+                case .attribute(let a): return a.isTransient ? .transient : .attribute
+                case .relationship(let r) where !r.isToMany:
+                    let destination = model[r.destination]
+                    guard let name = r.inverse, let inverseField = destination.field(named: name),
+                        case .relationship(let inverse) = destination.properties[inverseField], inverse.isToMany, !inverse.isOrdered
+                    else { return .other }
+                    return .toOneWithUnorderedInverse(destination: r.destination.index, inverseField: inverseField)
+                case .relationship: return .other
+                }
+            }
+        }
     }
 
     static func index(_ index: Index) -> String { (index.isUnique ? "uniq/" : "idx/") + index.name }
 
     static func ids(_ entity: Entity) -> String { "ids/" + entity.name }
+}
+
+/// One field that validation checks, without copying its Property (SaveValidator.validate).
+struct FieldRule: Sendable {
+    enum Kind: Sendable { case attribute, toOne, toMany }
+    var field: Int
+    var kind: Kind
+    /// An attribute's type (meaningless for relationships).
+    var type: AttributeType
+    var isOptional: Bool
+    /// Bounds or a regex (attributes), counts (to-many): the Property has more to check.
+    var hasMore: Bool
+}
+
+/// How the save's insert fast path sets a field of a new object (SaveReplay.insert).
+enum InsertKind: Sendable {
+    /// A stored attribute: straight into the row.
+    case attribute
+    /// Never stored.
+    case transient
+    /// A to-one whose inverse is an unordered to-many: the row gets the target, the target's
+    /// link tree the new object (no old target to leave, no partner to clear).
+    case toOneWithUnorderedInverse(destination: Int, inverseField: Int)
+    /// Anything else (to-many, one-to-one, ordered inverse): through GraphRules.
+    case other
+
+    var destination: Int? {
+        if case .toOneWithUnorderedInverse(let d, _) = self { return d }
+        return nil
+    }
 }
 
 /// Keys of the `$meta` tree (UTF-8 names; values below).

@@ -15,7 +15,7 @@ enum Upsert {
         var merged: [ObjectID: ObjectID] = [:]
         var editor = session
         let model = session.model
-        for clash in try SaveValidator.uniqueClashes(session) {
+        for clash in try SaveValidator.uniqueClashes(session, touched: SaveValidator.touched(session)) {
             let existing = clash.holders.filter { session.rows[$0]?.inserted != true }
             let fresh = clash.holders.filter { session.rows[$0]?.inserted == true && insertedHere.contains($0) }
             guard existing.count == 1, let e = existing.first, !fresh.isEmpty, fresh.count + 1 == clash.holders.count else { continue }

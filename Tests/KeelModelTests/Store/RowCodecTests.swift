@@ -37,6 +37,47 @@ struct RowCodecTests {
         }
     }
 
+    @Test("decimals are stored in binary (tag 13) and come back exactly, field for field")
+    func decimals() throws {
+        let texts = ["0", "-0.001", "1234.56", "-1234.50", "99999999999999999999999999999999999999", "0.00000000000000000000000000000000000001",
+                     "18446744073709551615", "18446744073709551616", "340282366920938463463374607431768211455", "1e127", "1e-128", "65536", "4294967296.5"]
+        var values = texts.map { Value.decimal(Decimal(string: $0)!) }
+        values.append(.decimal(.nan))
+        values.append(.decimal(Decimal(sign: .minus, exponent: -2, significand: 123_456)))
+        let o = StoredObject(id: Self.id, version: 1, values: values)
+        let bytes = RowCodec.encode(o)
+        let back = try RowCodec.decode(bytes, id: Self.id, fieldCount: values.count)
+        for (a, b) in zip(values, back.values) {
+            guard case .decimal(let x) = a, case .decimal(let y) = b else { Issue.record("not a decimal: \(b)"); continue }
+            #expect(withUnsafeBytes(of: x) { Array($0) } == withUnsafeBytes(of: y) { Array($0) })
+            #expect(x.isNaN == y.isNaN)
+            if !x.isNaN { #expect(x == y && x.description == y.description) }
+        }
+        // 1234.56: format, version, field, tag, flags, exponent, 3-byte mantissa.
+        let one = RowCodec.encode(StoredObject(id: Self.id, version: 1, values: [.decimal(Decimal(string: "1234.56")!)]))
+        #expect(DecimalLayout.verified)
+        #expect(one.count == 9 && one[3] == 13)
+    }
+
+    @Test("decimals written as text (tag 3, the earlier form) are still read")
+    func textDecimals() throws {
+        let text = Array("-1234.5".utf8)
+        let bytes: [UInt8] = [1, 1, 0, 3, UInt8(text.count)] + text
+        let back = try RowCodec.decode(bytes, id: Self.id, fieldCount: 1)
+        #expect(back.values == [.decimal(Decimal(string: "-1234.5")!)])
+    }
+
+    @Test("a binary decimal with a mantissa beyond 128 bits or unknown flags is refused with CORRUPT")
+    func damagedDecimals() {
+        let tooLong: [UInt8] = [1, 1, 0, 13, 0, 0] + [UInt8](repeating: 0xFF, count: 18) + [0x04]
+        let flags: [UInt8] = [1, 1, 0, 13, 4, 0, 1]
+        for bytes in [tooLong, flags] {
+            #expect(throws: KeelError.self) { try RowCodec.decode(bytes, id: Self.id, fieldCount: 1) }
+        }
+        let max: [UInt8] = [1, 1, 0, 13, 0, 0] + [UInt8](repeating: 0xFF, count: 18) + [0x03]
+        #expect((try? RowCodec.decode(max, id: Self.id, fieldCount: 1)) != nil)
+    }
+
     @Test("a row stores only the fields the object has: one field of 200 costs a few bytes")
     func sparse() throws {
         var values = [Value](repeating: .null, count: 200)
