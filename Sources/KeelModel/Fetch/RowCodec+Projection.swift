@@ -63,7 +63,11 @@ extension RowCodec {
         case Tag.false, Tag.true: break
         case Tag.uuid: r.offset += 16
         case Tag.object: r.offset += KeyEncoding.objectKeySize
-        default: throw r.damage("unknown type tag \(tag)")
+        default:
+            // Any other tag (a binary decimal, a tag added later): decoded and dropped, so this
+            // skip never has to know every layout.
+            r.offset -= 1
+            _ = try decodeValue(&r)
         }
         guard r.offset <= r.bytes.count else { throw r.damage("truncated") }
     }
