@@ -65,8 +65,8 @@ struct FetchArguments {
         return try binder.bind(text, to: entity.id)
     }
 
-    private static func sortDescriptors(_ items: [JSON], command: String) throws(KeelError) -> [SortDescriptor] {
-        var out: [SortDescriptor] = []
+    private static func sortDescriptors(_ items: [JSON], command: String) throws(KeelError) -> [KeelSortDescriptor] {
+        var out: [KeelSortDescriptor] = []
         for (i, item) in items.enumerated() {
             guard let members = item.objectValue, let key = members["key"]?.stringValue else {
                 throw KeelError(.badRequest, "\(command): sort[\(i)] must be {\"key\":…,\"ascending\":true,\"caseInsensitive\":false}")
@@ -79,7 +79,7 @@ struct FetchArguments {
             guard ascending == nil || ascending?.boolValue != nil, caseInsensitive == nil || caseInsensitive?.boolValue != nil else {
                 throw KeelError(.badRequest, "\(command): sort[\(i)].ascending and .caseInsensitive are booleans")
             }
-            out.append(SortDescriptor(key: key, ascending: ascending?.boolValue ?? true, caseInsensitive: caseInsensitive?.boolValue ?? false))
+            out.append(KeelSortDescriptor(key: key, ascending: ascending?.boolValue ?? true, caseInsensitive: caseInsensitive?.boolValue ?? false))
         }
         return out
     }
