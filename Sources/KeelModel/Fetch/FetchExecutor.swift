@@ -54,12 +54,15 @@ struct FetchExecutor {
             n = try state.count(plan.entity, includeSubentities: plan.includeSubentities)
         case .index(let access) where plan.residual == nil:
             guard let indexes = state.base as? any IndexReading else { throw KeelError(.internal, "an index plan over a state without indexes") }
-            let touched = hasPendingRows
-            try indexes.indexIDs(access.index, ranges: access.ranges, family: family) { (id) throws(KeelError) -> Bool in
-                if !touched || !isTouched(id) { n += 1 }
-                return true
+            if hasPendingRows {
+                try indexes.indexIDs(access.index, ranges: access.ranges, family: family) { (id) throws(KeelError) -> Bool in
+                    if !isTouched(id) { n += 1 }
+                    return true
+                }
+                n += try pendingMatches(sorted: false).count
+            } else {
+                n = try indexes.indexCount(access.index, ranges: access.ranges, family: family, cap: .max)
             }
-            n += try pendingMatches(sorted: false).count
         default:
             try produce { _ in
                 n += 1

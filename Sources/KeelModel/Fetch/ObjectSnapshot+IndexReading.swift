@@ -72,6 +72,47 @@ extension ObjectSnapshot: IndexReading {
         }
     }
 
+    /// Counts entries in one engine read with one cursor, looking at each key in place (no key
+    /// copied, no ID list built); stops at `cap`.
+    public func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int {
+        try checkEntity(index.declaredIn)
+        guard cap > 0 else { return 0 }
+        // Which entities count, by index (an array lookup per entry, not a set probe).
+        var counts = [Bool](repeating: false, count: model.entities.count)
+        for e in family where e.index < counts.count { counts[e.index] = true }
+        let unique = index.isUnique
+        return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
+            let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(index)) }
+            guard let tree else { return 0 }
+            return try engine { () throws(StorageError) -> Int in
+                var cursor = try tree.cursor()
+                var n = 0
+                for range in ranges {
+                    var valid = try cursor.seek(to: range.lower)
+                    while valid {
+                        // 1: counted, 0: not of the family, -1: past the range.
+                        func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
+                            guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }
+                            let e = Int(UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
+                            return e < counts.count && counts[e] ? 1 : 0
+                        }
+                        let step =
+                            unique
+                            ? try cursor.withEntry { k, v -> Int in range.contains(k) ? classify(v, at: 0) : -1 }
+                            : try cursor.withKey { k -> Int in
+                                range.contains(k) ? classify(k, at: k.count - KeyEncoding.objectKeySize) : -1
+                            }
+                        if step < 0 { break }
+                        n += step
+                        if n >= cap { return n }
+                        valid = try cursor.next()
+                    }
+                }
+                return n
+            }
+        }
+    }
+
     public func treeSize(of index: Index) throws(KeelError) -> Int {
         try checkEntity(index.declaredIn)
         return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in

@@ -39,9 +39,9 @@ public struct PredicateBinder {
         self.limits = limits
     }
 
-    /// Parses and binds `text` for objects of `entity`.
+    /// Parses (once per text: PredicateCache.swift) and binds `text` for objects of `entity`.
     public func bind(_ text: String, to entity: EntityID) throws(KeelError) -> BoundPredicate {
-        let predicate = try KeelPredicate.parse(text, limits: limits)
+        let predicate = try PredicateCache.parse(text, limits: limits)
         return try bind(predicate, to: entity, textLength: text.unicodeScalars.count)
     }
 
