@@ -105,8 +105,12 @@ struct FetchExecutor {
         var next = 0
         var seen: Set<ObjectID>? = accesses.count > 1 ? [] : nil
         var stopped = false
+        // Rows the window will take when nothing is filtered or merged after the index.
+        let expected: Int? =
+            accesses.count == 1 && plan.residual == nil && !touched && (plan.orderedByAccess || ordering == nil)
+            ? plan.limit.map { $0 + plan.offset } : nil
         for access in accesses {
-            try indexes.indexRows(access.index, ranges: access.ranges, reverse: plan.reverse, family: family) {
+            try indexes.indexRows(access.index, ranges: access.ranges, reverse: plan.reverse, family: family, expected: expected) {
                 (row) throws(KeelError) -> Bool in
                 if touched, isTouched(row.id) { return true }
                 if seen != nil, seen?.insert(row.id).inserted == false { return true }

@@ -8,8 +8,10 @@ public protocol IndexReading {
     /// The rows of the objects whose keys in `index` fall in `ranges` (sorted, disjoint), of the
     /// entities in `family`, in key order — descending when `reverse`, where objects with equal
     /// keys still come in ascending ID order. `body` returns false to stop.
+    /// `expected`: how many rows the caller will probably take (a limit with nothing filtered
+    /// after the index), so that a `limit 10` reads 10 rows, not a first chunk of 16.
     func indexRows(
-        _ index: Index, ranges: [KeyRange], reverse: Bool, family: Set<EntityID>,
+        _ index: Index, ranges: [KeyRange], reverse: Bool, family: Set<EntityID>, expected: Int?,
         _ body: (StoredObject) throws(KeelError) -> Bool
     ) throws(KeelError)
 

@@ -14,7 +14,7 @@ extension ObjectSnapshot {
             case .relationship(let r) = entity.properties[field]
         else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
         return try read(store: layout.storeOf[first.entity.index]) { (txn) throws(KeelError) -> [[ObjectID]] in
-            let tree = try engine { () throws(StorageError) in try txn.tree(name) }
+            let tree = try self.tree(txn, name)
             var out: [[ObjectID]] = []
             out.reserveCapacity(ids.count)
             for id in ids { out.append(try TreeReading.members(tree, id, ordered: r.isOrdered)) }

@@ -22,7 +22,7 @@ extension ObjectSnapshot {
             var done = false
             while !done {
                 let rows = try read(store: layout.storeOf[entity.index]) { (txn) throws(KeelError) -> [StoredObject] in
-                    guard let tree = try engine({ () throws(StorageError) in try txn.tree(layout.objects[entity.index]) }) else {
+                    guard let tree = try self.tree(txn, layout.objects[entity.index]) else {
                         done = true
                         return []
                     }

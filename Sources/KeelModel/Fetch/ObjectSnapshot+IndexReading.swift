@@ -19,7 +19,7 @@ extension ObjectSnapshot: IndexReading {
     }
 
     public func indexRows(
-        _ index: Index, ranges: [KeyRange], reverse: Bool, family: Set<EntityID>,
+        _ index: Index, ranges: [KeyRange], reverse: Bool, family: Set<EntityID>, expected: Int?,
         _ body: (StoredObject) throws(KeelError) -> Bool
     ) throws(KeelError) {
         try checkEntity(index.declaredIn)
@@ -27,17 +27,17 @@ extension ObjectSnapshot: IndexReading {
         let objectTree = layout.objects[index.declaredIn.index]
         var position = IndexPosition(range: reverse ? ranges.count - 1 : 0)
         // Small first chunks, growing: a `limit 10` reads about 10 rows, a long read 256 at a time.
-        var size = 16
+        var size = max(1, min(expected ?? 16, 16))
         while !position.done {
             let rows = try read(store: store) { (txn) throws(KeelError) -> [StoredObject] in
-                let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(index)) }
+                let tree = try self.tree(txn, TreeLayout.index(index))
                 guard let tree else {
                     position.done = true
                     return []
                 }
                 let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position, size: size)
                 size = min(size * 4, Self.indexChunkSize)
-                let objects = try engine { () throws(StorageError) in try txn.tree(objectTree) }
+                let objects = try self.tree(txn, objectTree)
                 var key: [UInt8] = []
                 var out: [StoredObject] = []
                 out.reserveCapacity(ids.count)
@@ -61,7 +61,7 @@ extension ObjectSnapshot: IndexReading {
         var position = IndexPosition(range: 0)
         while !position.done {
             let ids = try read(store: store) { (txn) throws(KeelError) -> [ObjectID] in
-                let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(index)) }
+                let tree = try self.tree(txn, TreeLayout.index(index))
                 guard let tree else {
                     position.done = true
                     return []
@@ -82,7 +82,7 @@ extension ObjectSnapshot: IndexReading {
         for e in family where e.index < counts.count { counts[e.index] = true }
         let unique = index.isUnique
         return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
-            let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(index)) }
+            let tree = try self.tree(txn, TreeLayout.index(index))
             guard let tree else { return 0 }
             return try engine { () throws(StorageError) -> Int in
                 var cursor = try tree.cursor()
