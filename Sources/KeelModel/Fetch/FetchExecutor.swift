@@ -157,7 +157,8 @@ struct FetchExecutor {
         if mask.count < widest { mask += [Bool](repeating: false, count: widest - mask.count) }
         try snapshot.scan(
             plan.entity, includeSubentities: plan.includeSubentities, decoding: mask,
-            where: { (row) throws(KeelError) -> Bool in try predicate.evaluate(row, in: graph) }
+            where: { (row) throws(KeelError) -> Bool in try predicate.evaluate(row, in: graph) },
+            raw: RawRowFilter(predicate, model: state.model)
         ) { (row) throws(KeelError) -> Bool in
             if touched, isTouched(row.id) { return true }
             while next < pending.count, pending[next].row.id < row.id {

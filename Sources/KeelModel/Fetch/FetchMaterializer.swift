@@ -53,30 +53,27 @@ struct FetchMaterializer {
     ) throws(KeelError) -> [ManagedObject] {
         let model = state.model
         var values = rows.map(\.values)
+        // What each entity's rows need, worked out once per entity of the chunk (not per row).
+        var shapes = ShapeCache(model: model)
         // To-one targets that might be missing, and to-many members, per field.
         var uncertain: [ObjectID] = []
         var manyFields: [Int: [Int]] = [:]  // field → row positions
         for (i, row) in rows.enumerated() {
-            let entity = model[row.id.entity]
-            let transients = state.transients[row.id]
-            for (field, property) in entity.properties.enumerated() {
-                switch property {
-                case .attribute(let a) where a.isTransient:
-                    values[i][field] = transients?[field] ?? a.defaultValue ?? .null
-                case .attribute:
+            let shape = shapes[row.id.entity]
+            if !shape.transients.isEmpty {
+                let transients = state.transients[row.id]
+                for (field, fallback) in shape.transients { values[i][field] = transients?[field] ?? fallback }
+            }
+            for field in shape.toMany { manyFields[field, default: []].append(i) }
+            for (field, mayDangle) in shape.toOne {
+                guard case .object(let target) = row.values[field] else {
+                    values[i][field] = .null
                     continue
-                case .relationship(let r) where r.isToMany:
-                    manyFields[field, default: []].append(i)
-                case .relationship(let r):
-                    guard case .object(let target) = row.values[field] else {
-                        values[i][field] = .null
-                        continue
-                    }
-                    if state.deleted.contains(target) {
-                        values[i][field] = .null
-                    } else if state.rows[target] == nil, ObjectContext.mayDangle(r, model) {
-                        uncertain.append(target)
-                    }
+                }
+                if state.deleted.contains(target) {
+                    values[i][field] = .null
+                } else if mayDangle, state.rows[target] == nil {
+                    uncertain.append(target)
                 }
             }
         }
@@ -90,9 +87,11 @@ struct FetchMaterializer {
             }
         }
         let missing = try Self.missing(uncertain, state: state)
-        for (i, row) in rows.enumerated() {
-            for (field, r) in model[row.id.entity].relationships where !r.isToMany {
-                if case .object(let target) = values[i][field], missing.contains(target) { values[i][field] = .null }
+        if !missing.isEmpty {
+            for (i, row) in rows.enumerated() {
+                for (field, _) in shapes[row.id.entity].toOne {
+                    if case .object(let target) = values[i][field], missing.contains(target) { values[i][field] = .null }
+                }
             }
         }
         for (field, positions) in manyFields {
@@ -121,8 +120,55 @@ struct FetchMaterializer {
                 }
             }
         }
-        return rows.indices.map { i in
-            ManagedObject(id: rows[i].id, entity: model[rows[i].id.entity], version: rows[i].version, values: values[i], included: included[i])
+        var out: [ManagedObject] = []
+        out.reserveCapacity(rows.count)
+        for i in rows.indices {
+            out.append(
+                ManagedObject(
+                    id: rows[i].id, entity: shapes[rows[i].id.entity].entity, version: rows[i].version, values: values[i],
+                    included: include.isEmpty ? [:] : included[i]))
+        }
+        return out
+    }
+
+    /// Per entity: its transient attributes (with their defaults), to-many fields, and to-one
+    /// fields with whether their targets may be missing. Chunks are mostly of one entity: the
+    /// last one looked up is kept at hand.
+    struct ShapeCache {
+        struct Shape {
+            let entity: Entity
+            var transients: [(Int, Value)] = []
+            var toMany: [Int] = []
+            var toOne: [(Int, Bool)] = []
+        }
+
+        let model: Model
+        private var last: (EntityID, Shape)?
+        private var others: [EntityID: Shape] = [:]
+
+        init(model: Model) { self.model = model }
+
+        subscript(_ id: EntityID) -> Shape {
+            mutating get {
+                if let last, last.0 == id { return last.1 }
+                let shape = others[id] ?? Self.shape(model[id], model)
+                others[id] = shape
+                last = (id, shape)
+                return shape
+            }
+        }
+
+        static func shape(_ entity: Entity, _ model: Model) -> Shape {
+            var shape = Shape(entity: entity)
+            for (field, property) in entity.properties.enumerated() {
+                switch property {
+                case .attribute(let a) where a.isTransient: shape.transients.append((field, a.defaultValue ?? .null))
+                case .attribute: continue
+                case .relationship(let r) where r.isToMany: shape.toMany.append(field)
+                case .relationship(let r): shape.toOne.append((field, ObjectContext.mayDangle(r, model)))
+                }
+            }
+            return shape
         }
     }
 

@@ -1,6 +1,7 @@
 // A scan that filters inside the engine read: each row is decoded only as far as the filter
 // needs (RowCodec+Projection.swift), and only rows that pass are decoded whole and handed on.
-// The filter must read nothing but the row itself (a read of the snapshot from inside would
+// A predicate of text patterns only is run on the row's bytes, nothing decoded
+// (RawRowFilter.swift). The filter must read nothing but the row itself (a read of the snapshot from inside would
 // wait on the read it is in), which `BoundPredicate.rowFields` tells.
 
 import KeelStorage
@@ -13,7 +14,7 @@ extension ObjectSnapshot {
     /// the `wanted` fields decoded; in ID order. `body` returns false to stop.
     func scan(
         _ entity: EntityID, includeSubentities: Bool, decoding wanted: [Bool], where test: (StoredObject) throws(KeelError) -> Bool,
-        _ body: (StoredObject) throws(KeelError) -> Bool
+        raw: RawRowFilter? = nil, _ body: (StoredObject) throws(KeelError) -> Bool
     ) throws(KeelError) {
         try checkEntity(entity)
         for e in TreeReading.scanEntities(model, entity, includeSubentities: includeSubentities) {
@@ -33,6 +34,7 @@ extension ObjectSnapshot {
                     var out: [StoredObject] = []
                     var examined = 0
                     var scratch = [Value](repeating: .null, count: fieldCount)
+                    var texts = [Range<Int>?](repeating: nil, count: raw?.fields.count ?? 0)
                     while valid, examined < Self.filteredChunk {
                         let step = try engine { () throws(StorageError) -> ScanStep in
                             try cursor.withEntry { k, v -> ScanStep in
@@ -41,8 +43,12 @@ extension ObjectSnapshot {
                                     return .failure(KeelError(.corrupt, "damaged object key in \(tree.name)"))
                                 }
                                 do throws(KeelError) {
-                                    let version = try RowCodec.decode(v, into: &scratch, fieldCount: fieldCount, wanted: wanted)
-                                    guard try test(StoredObject(id: id, version: version, values: scratch)) else { return .skipped(id.number) }
+                                    if let raw {
+                                        guard try raw.matches(v, fieldCount: fieldCount, texts: &texts) else { return .skipped(id.number) }
+                                    } else {
+                                        let version = try RowCodec.decode(v, into: &scratch, fieldCount: fieldCount, wanted: wanted)
+                                        guard try test(StoredObject(id: id, version: version, values: scratch)) else { return .skipped(id.number) }
+                                    }
                                     return .row(try RowCodec.decode(v, id: id, fieldCount: fieldCount))
                                 } catch {
                                     return .failure(error)

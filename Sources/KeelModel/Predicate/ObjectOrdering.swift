@@ -40,7 +40,7 @@ public struct ObjectOrdering: Sendable {
             }
             let operand: PredicateBinder.Operand
             do throws(KeelError) {
-                guard case .keyPath(let path) = try KeelPredicate.parseKeyPath(descriptor.key) else {
+                guard case .keyPath(let path) = try PredicateCache.keyPath(descriptor.key) else {
                     throw refusal("expected a key path like name or department.name")
                 }
                 operand = try binder.bindKeyPath(path, PredicateBinder.Scope(entity: entity), &state)

@@ -1,4 +1,4 @@
-// Parsed predicates by their text: the protocol repeats the same predicate text with other `%@`
+// Parsed predicates (and sort keys) by their text: the protocol repeats the same predicate text with other `%@`
 // arguments (as an application reuses an NSPredicate template), so the parse — the lexer over
 // the text's scalars and the recursive descent — is done once per text and the tree reused.
 // What is cached is the parse alone, which depends on nothing but the text and the limits: the
@@ -30,6 +30,19 @@ enum PredicateCache {
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = parsed
+        }
+        return parsed
+    }
+
+    private static let keyPaths = Mutex<[String: KeelExpression]>([:])
+
+    /// `KeelPredicate.parseKeyPath(text)` (a sort descriptor's key), from the cache when parsed before.
+    static func keyPath(_ text: String) throws(KeelError) -> KeelExpression {
+        if let hit = keyPaths.withLock({ $0[text] }) { return hit }
+        let parsed = try KeelPredicate.parseKeyPath(text)
+        keyPaths.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[text] = parsed
         }
         return parsed
     }

@@ -28,7 +28,8 @@ struct PreparedFetchCacheTests {
             let request = FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > %@", args: [arg, .int(Int64(1000 + 500 * i))])
             var scan = request
             scan.usesIndexes = false
-            #expect(try c.ids(request) == (try c.ids(scan)), "department \(i)")
+            // No sort: the index gives (department, salary) order, the scan ID order.
+            #expect(try c.ids(request).sorted() == (try c.ids(scan)), "department \(i)")
             #expect(try c.count(request) == (try c.ids(scan)).count, "department \(i)")
         }
     }
@@ -60,9 +61,9 @@ struct PreparedFetchCacheTests {
             do {
                 _ = try c.ids(FetchRequest(entity: "Employee", predicate: "name == == 'x'"))
                 Issue.record("a syntax error was accepted")
-            } catch {
+            } catch let error as KeelError {
                 #expect(error.code == .predicate)
-                #expect(error.details["position"] != nil)
+                #expect(error.details?["position"] != nil)
             }
         }
     }
