@@ -9,7 +9,7 @@
 // Anything else (numbers, key paths, lists, SUBQUERY) is not compiled: the scan then decodes the
 // fields the filter reads and evaluates the bound predicate on them.
 
-struct RawRowFilter {
+final class RawRowFilter {
     indirect enum Node {
         case constant(Bool)
         case not(Node)
@@ -22,6 +22,9 @@ struct RawRowFilter {
     let root: Node
     /// The fields read, one slot each.
     let fields: [Int]
+    /// The common shape, one pattern on one field (`name CONTAINS[c] 'kalo'`), kept unwrapped so
+    /// a row costs a walk to the field and a match: no tree walk, no scratch.
+    private let single: (field: Int, pattern: StringPattern, negated: Bool)?
 
     /// The raw form of `predicate`, nil when some part of it needs the evaluator.
     init?(_ predicate: BoundPredicate, model: Model) {
@@ -65,10 +68,48 @@ struct RawRowFilter {
         guard let root = compile(predicate.root) else { return nil }
         self.root = root
         self.fields = fields
+        if case .text(_, let pattern, let negated) = root, fields.count == 1 {
+            single = (fields[0], pattern, negated)
+        } else {
+            single = nil
+        }
+    }
+
+    /// The one-pattern form: find the field, match its text.
+    private func matchesSingle(
+        _ bytes: UnsafeRawBufferPointer, fieldCount: Int, field wanted: Int, _ pattern: StringPattern, negated: Bool
+    ) throws(KeelError) -> Bool {
+        var reader = ByteReader(bytes: bytes)
+        guard try reader.byte() == RowCodec.format else { throw reader.damage("unknown row format") }
+        _ = try reader.varint()
+        var previous = -1
+        while !reader.atEnd {
+            let raw = try reader.varint()
+            guard raw < UInt64(fieldCount), Int(raw) > previous else {
+                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
+            }
+            let field = Int(raw)
+            previous = field
+            if field < wanted {
+                try RowCodec.skipValue(&reader)
+                continue
+            }
+            guard field == wanted else { return negated }
+            let tag = try reader.byte()
+            guard tag == RowCodec.Tag.string || tag == RowCodec.Tag.uri else { return negated }
+            let n = try reader.length()
+            guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return negated }
+            guard let hit = pattern.matches(utf8: UnsafeBufferPointer(start: base + reader.offset, count: n)) else {
+                throw reader.damage("invalid UTF-8")
+            }
+            return hit != negated
+        }
+        return negated
     }
 
     /// Whether the row in `bytes` passes. `texts` is scratch (one entry per slot), reused per row.
     func matches(_ bytes: UnsafeRawBufferPointer, fieldCount: Int, texts: inout [Range<Int>?]) throws(KeelError) -> Bool {
+        if let single { return try matchesSingle(bytes, fieldCount: fieldCount, field: single.field, single.pattern, negated: single.negated) }
         for i in texts.indices { texts[i] = nil }
         var reader = ByteReader(bytes: bytes)
         guard try reader.byte() == RowCodec.format else { throw reader.damage("unknown row format") }
