@@ -40,6 +40,19 @@ struct OnlineMaintenanceTests {
             #expect(stored.departments["dept-" + name] == [name], "\(name)'s department")
         }
         #expect(try admin.ok("v VERIFY")?["ok"] == true)
+
+        // A context whose snapshot COMPACT cut off: without pending changes it reads on from a
+        // new snapshot; with pending changes it is told to REFRESH, and keeps them.
+        let pending = try keeld.connect()
+        try pending.ok(#"p1 INSERT {"entity":"Company","values":{"name":"pending"}}"#)
+        let seen = try #require(try pending.ok(#"p2 COUNT {"entity":"Company"}"#)?["count"]?.intValue)
+        try reader.ok(#"r COUNT {"entity":"Company"}"#)
+        try admin.ok(#"n BATCH.INSERT {"entity":"Company","objects":[{"name":"newer"}]}"#)
+        try admin.ok("co COMPACT")
+        #expect(try reader.ok(#"r2 COUNT {"entity":"Company","predicate":"name == 'newer'"}"#) == ["count": 1])
+        #expect(try pending.fails(#"p3 COUNT {"entity":"Company"}"#, "BUSY").errorMessage?.contains("REFRESH") == true)
+        try pending.ok("p4 REFRESH")
+        #expect(try pending.ok(#"p5 COUNT {"entity":"Company"}"#)?["count"]?.intValue == seen + 1)
         // And across a restart.
         #expect(keeld.stop() == 0)
         try keeld.start()
