@@ -66,7 +66,7 @@ struct BatchAndAdminTests {
         }
     }
 
-    @Test("STATS counts objects per entity and reports files and the last txn; CHECKPOINT; VERIFY; COMPACT and BACKUP say what is missing")
+    @Test("STATS reports objects per entity, files, pages and cache per store file and the last txn; CHECKPOINT; VERIFY; COMPACT; BACKUP refusals")
     func admin() throws {
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
@@ -78,12 +78,36 @@ struct BatchAndAdminTests {
         #expect(stats["objects"]?["Company"] == 2 && stats["objects"]?["Feedback"] == 1 && stats["objects"]?["Employee"] == 0)
         #expect(stats["objects"]?["Person"] == nil, "abstract entities hold no objects of their own")
         #expect(stats["totalObjects"] == 3 && stats["lastTxn"] == 2)
-        #expect((stats["files"]?["Default"]?["pageFileBytes"]?.intValue ?? 0) > 0)
-        #expect(stats["files"]?["Feedback"] != nil)
+        let primary = try #require(stats["files"]?["Default"])
+        #expect((primary["pageFileBytes"]?.intValue ?? 0) > 0 && (primary["pagesUsed"]?.intValue ?? 0) > 0)
+        #expect(primary["pagesFree"]?.intValue != nil && primary["cacheHits"]?.intValue != nil && primary["pageSize"]?.intValue != nil)
+        #expect(stats["files"]?["Feedback"]?["pagesUsed"] != nil)
+        #expect(stats["pagesUsed"]?.intValue != nil && stats["cacheHits"]?.intValue != nil && stats["unavailable"] == nil)
         try c.ok("cp CHECKPOINT")
-        #expect(try c.ok("v VERIFY")?["ok"] == true)
-        #expect(try c.fails("co COMPACT", "BAD_REQUEST").errorMessage?.contains("not available") == true)
-        #expect(try c.fails(#"bk BACKUP {"path":"b1"}"#, "BAD_REQUEST").errorMessage?.contains("not available") == true)
+        let verified = try #require(try c.ok("v VERIFY"))
+        #expect(verified["ok"] == true && (verified["pages"]?.intValue ?? 0) > 0)
+
+        // Free pages to give back: delete most of what a batch wrote.
+        let many = (0..<300).map { #"{"name":"C\#($0)","website":"https://example.com/\#(String(repeating: "x", count: 200))"}"# }
+        try c.ok(#"m BATCH.INSERT {"entity":"Company","objects":[\#(many.joined(separator: ","))]}"#)
+        try c.ok(#"md BATCH.DELETE {"entity":"Company","predicate":"name BEGINSWITH 'C'"}"#)
+        try c.ok("cp2 CHECKPOINT")
+        let compacted = try #require(try c.ok("co COMPACT"))
+        let before = compacted["bytesBefore"]?.intValue ?? 0
+        let after = compacted["bytesAfter"]?.intValue ?? 0
+        #expect(before > 0 && after > 0 && after < before, "\(compacted)")
+        #expect(try c.ok("s2 STATS")?["files"]?["Default"]?["pagesFree"] == 0)
+        #expect(try c.ok(#"n COUNT {"entity":"Company"}"#) == ["count": 2])
+        #expect(try c.ok("v2 VERIFY")?["ok"] == true)
+
+        #expect((try c.ok(#"bk BACKUP {"path":"first"}"#)?["bytes"]?.intValue ?? 0) > 0)
+        try c.fails(#"bk2 BACKUP {"path":"first"}"#, "BAD_REQUEST")
+        for bad in ["../out", "/tmp/out", "a/../../out", "", "./x", "x.partial"] {
+            try c.fails(#"bk3 BACKUP {"path":"\#(bad)"}"#, "BAD_REQUEST")
+        }
+        #expect(try c.ok(#"bk4 BACKUP {"path":"daily/second"}"#)?["bytes"] != nil, "a name may have folders under the backup folder")
+        #expect(FileManager.default.fileExists(atPath: keeld.folder + "/backups/daily/second/Default.keel"))
+        #expect(!FileManager.default.fileExists(atPath: keeld.folder + "/out"))
     }
 
     @Test("Every command of the protocol's table is dispatched: answered on the connection or by a session handler")

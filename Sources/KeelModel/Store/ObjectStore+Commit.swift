@@ -8,9 +8,11 @@
 //   commits:  sN first (it holds the intent with the key-level operations of every other store),
 //             then … s1, then the primary. Each inner `write` returns only once its commit is
 //             durable (sync mode full), so the intent is on disk before any other store commits.
-//             The primary's commit is made with `writeDeferringSync`: the save lock is released
-//             before waiting for its fsync, so concurrent saves share fsyncs (group commit), and
-//             `save` returns — and observers hear of the save — only once it is durable.
+//             The primary's commit is made with `writeDeferringSync`: a save that touches only
+//             the primary releases the save lock before waiting for its fsync, so concurrent
+//             saves share fsyncs (group commit); `save` returns — and observers hear of the
+//             save — only once it is durable. A multi-store save waits for the primary's
+//             durability (which is when the engine publishes it) before opening the gate.
 //   snapshot gate: taken exclusively just before sN commits, released after the primary has,
 //             so no snapshot sees some stores with the save and others without.
 //
@@ -63,6 +65,15 @@ extension ObjectStore {
                 counter.last = saveID
                 committed.store(saveID, ordering: .releasing)
                 if gateHeld {
+                    // The primary's commit reaches new readers only once it is durable (the engine
+                    // publishes at sync): a multi-store save waits for it before opening the gate,
+                    // or a snapshot could see the other stores with the save and the primary
+                    // without. (Such saves share no fsync with later saves; single-store ones do.)
+                    do throws(StorageError) {
+                        try stores[0].waitDurable(ticket)
+                    } catch {
+                        throw KeelError(error)
+                    }
                     snapshotGate.unlock()
                     gateHeld = false
                 }

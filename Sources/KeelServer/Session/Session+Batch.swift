@@ -2,9 +2,10 @@
 // (spec/protocol.md), mapped to ObjectStore.batchInsert/Update/Delete.
 //
 // Which objects a BATCH.UPDATE/DELETE touches is given by its predicate (Docs/Predicates.md),
-// bound before anything is written (a bad predicate is PREDICATE and changes nothing). The
-// store evaluates it on each row as its transaction reads it; key paths through relationships
-// read a snapshot pinned just before the batch.
+// bound before anything is written (a bad predicate is PREDICATE and changes nothing) and handed
+// to the store as a `BoundPredicate`: the planner chooses the objects (indexes included) inside
+// the batch's save, under the save lock, and any error — an I/O error reading a related object
+// included — fails the whole batch with nothing written.
 
 import KeelModel
 import KeelProtocol
@@ -40,19 +41,26 @@ extension Session {
         let model = server.model
         let entity = try WireValues.entity(request, in: model)
         let values = try WireValues.decode(request.arguments["values"] ?? [:], for: entity, in: model)
-        let filter = try BatchFilter(request, entity: entity, store: server.store)
-        let result = try server.store.batchUpdate(entity: entity.id, where: filter.matches, values: values)
-        try filter.check(logger: logger)
+        let predicate = try Self.predicate(request, entity: entity, model: model)
+        let result = try server.store.batchUpdate(entity: entity.id, predicate: predicate, values: values)
         return ["updated": .int(Int64(result.updated.count)), "txn": Self.txn(result)]
     }
 
     func batchDelete(_ request: Request) throws(KeelError) -> JSON? {
         let model = server.model
         let entity = try WireValues.entity(request, in: model)
-        let filter = try BatchFilter(request, entity: entity, store: server.store)
-        let result = try server.store.batchDelete(entity: entity.id, where: filter.matches)
-        try filter.check(logger: logger)
+        let predicate = try Self.predicate(request, entity: entity, model: model)
+        let result = try server.store.batchDelete(entity: entity.id, predicate: predicate)
         return ["deleted": .int(Int64(result.deleted.count)), "txn": Self.txn(result)]
+    }
+
+    /// The request's predicate bound to `entity` with its `args` and `vars`; nil without one.
+    private static func predicate(_ request: Request, entity: Entity, model: Model) throws(KeelError) -> BoundPredicate? {
+        guard let text = request.arguments["predicate"]?.stringValue, !text.allSatisfy(\.isWhitespace) else { return nil }
+        var vars: [String: JSON] = [:]
+        for (key, value) in request.arguments["vars"]?.objectValue ?? [:] { vars[key] = value }
+        let binder = PredicateBinder(model: model, args: request.arguments["args"]?.arrayValue ?? [], vars: vars)
+        return try binder.bind(text, to: entity.id)
     }
 
     static func txn(_ result: SaveResult) -> JSON {
