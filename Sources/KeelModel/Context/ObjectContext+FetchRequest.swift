@@ -41,9 +41,10 @@ extension ObjectContext {
             return (plan, !stopped)
         }
         var delivered = 0
-        for fetched in first {
+        // By index: the row is borrowed from the array, not copied (a FetchRow holds a dozen references).
+        for i in first.indices {
             delivered += 1
-            guard try row(fetched) else { return delivered }
+            guard try row(first[i]) else { return delivered }
         }
         if complete { return delivered }
         // The rest streams, each chunk in its own read; the rows handed over already are skipped.
