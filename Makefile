@@ -1,8 +1,9 @@
-# Keel's commands. `make test` is the README's test command and what CI runs (.ci/run).
+# Keel's commands. `make run` and `make test` are the README's two commands; `make test` is what
+# CI runs (.ci/run).
 SWIFT ?= swift
 # Slow suites (long crash loops, soaks, fuzzing) run only with KEEL_SLOW_TESTS=1: `make test-slow`.
 
-.PHONY: test test-slow build bench bench-quick deps format clean
+.PHONY: run test test-slow build bench bench-quick deps format clean
 
 deps:
 	@scripts/ensure-deps.sh
@@ -10,6 +11,13 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Builds keeld and serves ./.keel/data with config/model.json on ./.keel/keeld.sock
+# (config/keeld.json holds every setting). Ctrl-C stops it cleanly.
+run: deps
+	$(SWIFT) build --product keeld
+	.build/debug/keeld
+
+# --build-tests builds every product too: the integration tests start the real .build/debug/keeld.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build

@@ -16,10 +16,15 @@ let package = Package(
         .library(name: "KeelStorage", targets: ["KeelStorage"]),
         .library(name: "KeelModel", targets: ["KeelModel"]),
         .library(name: "KeelProtocol", targets: ["KeelProtocol"]),
+        .library(name: "KeelServer", targets: ["KeelServer"]),
+        .executable(name: "keeld", targets: ["keeld"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // liblz4 from the system, found through pkg-config (apt: liblz4-dev).
@@ -64,6 +69,35 @@ let package = Package(
         .testTarget(
             name: "KeelModelTests",
             dependencies: ["KeelModel"],
+            swiftSettings: strict
+        ),
+            // The daemon's library: NIO on a Unix socket, sessions, peer credentials, limits, lifecycle.
+        .target(
+            name: "KeelServer",
+            dependencies: [
+                "KeelProtocol",
+                "KeelModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        // keeld: a thin @main over KeelServer (flags, configuration, the service group).
+        .executableTarget(
+            name: "keeld",
+            dependencies: [
+                "KeelServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // Integration tests: the real keeld binary on a temporary socket.
+        .testTarget(
+            name: "KeelServerTests",
+            dependencies: ["KeelServer", "KeelProtocol"],
             swiftSettings: strict
         ),
     ]

@@ -35,5 +35,12 @@ let package = Package(
                 .enableUpcomingFeature("ExistentialAny"),
             ] + (keelEngineAvailable ? [.define("KEEL_ENGINE")] : [])
         ),
+        // Fetch requests and the planner on 1M Employee objects, Keel's object layer against
+        // SQLite tables with the same indexes (Docs/Performance.md, "Fetch").
+        .executableTarget(
+            name: "keel-fetch-bench",
+            dependencies: [.product(name: "KeelModel", package: "Keel"), "CSQLite3"],
+            swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )

@@ -13,7 +13,8 @@ public struct ManagedObject: Sendable {
     /// when ordered). References to objects that are missing (deleted, or dangling after a
     /// `noAction` delete) read as missing: `.null`, or left out of the list.
     public let values: [Value]
-    /// Objects embedded by `include`, by relationship name (one for a to-one, none when null).
+    /// Objects embedded by `include`, by relationship name (one for a to-one, none when null), and
+    /// the objects of evaluated fetched properties, by their name.
     public let included: [String: [ManagedObject]]
 
     public init(id: ObjectID, entity: Entity, version: UInt64, values: [Value], included: [String: [ManagedObject]] = [:]) {
@@ -32,14 +33,17 @@ public struct ManagedObject: Sendable {
     /// `Entity/N`.
     public var idText: String { "\(entity.name)/\(id.number)" }
 
-    /// The wire form: `$id`, `$entity`, `$version`, then every property in field order; included
-    /// relationships embed objects instead of IDs.
-    public func json(in model: Model) -> JSON {
+    /// The wire form: `$id`, `$entity`, `$version`, then every property in field order (only
+    /// `fields` when given); included relationships embed objects instead of IDs, and evaluated
+    /// fetched properties follow as arrays of objects.
+    public func json(in model: Model, fields: [Int]? = nil) -> JSON {
         var members: [(String, JSON)] = [
             ("$id", .string(idText)), ("$entity", .string(entity.name)), ("$version", .int(Int64(version))),
         ]
         members.reserveCapacity(values.count + 3)
+        let selected = fields.map(Set.init)
         for (field, property) in entity.properties.enumerated() {
+            if let selected, !selected.contains(field), included[property.name] == nil { continue }
             let value = values[field]
             switch property {
             case .attribute(let a):
@@ -56,6 +60,9 @@ public struct ManagedObject: Sendable {
                 default: members.append((r.name, r.isToMany ? .array([]) : .null))
                 }
             }
+        }
+        for fetched in entity.fetchedProperties {
+            if let objects = included[fetched.name] { members.append((fetched.name, .array(objects.map { $0.json(in: model) }))) }
         }
         return .object(.init(members, uniquingKeysWith: { first, _ in first }))
     }

@@ -10,10 +10,12 @@ extension ObjectContext {
         }
         let entity = model[id.entity]
         var fields: [(name: String, field: Int, relationship: Relationship)] = []
+        var fetched: [FetchedProperty] = []
         for name in include {
             guard let field = entity.field(named: name) else {
-                if entity.fetchedProperty(named: name) != nil {
-                    throw KeelError(.badRequest, "\(entity.name).\(name) is a fetched property; they are not evaluated yet")
+                if let property = entity.fetchedProperty(named: name) {
+                    fetched.append(property)
+                    continue
                 }
                 throw KeelError(.noSuchProperty, "\(entity.name) has no property \"\(name)\"")
             }
@@ -23,8 +25,12 @@ extension ObjectContext {
             fields.append((name, field, r))
         }
         let object = try Self.managedObject(row, state: state)
-        guard !fields.isEmpty else { return object }
+        guard !fields.isEmpty || !fetched.isEmpty else { return object }
         var included: [String: [ManagedObject]] = [:]
+        for property in fetched {
+            // Evaluated now, over this context's state: never cached across saves.
+            included[property.name] = try FetchMaterializer.fetched(property, source: row, state: state)
+        }
         for (name, field, _) in fields {
             var embedded: [ManagedObject] = []
             let targets: [ObjectID] =

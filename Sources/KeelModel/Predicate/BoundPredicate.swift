@@ -1,6 +1,6 @@
 // A predicate resolved against a model for one entity (PredicateBinder.swift): key paths are
 // field numbers and relationship hops, `%@` and `$VAR` are typed `Value`s, string patterns are
-// folded and regexes compiled. This is what evaluation (Predicate+Evaluate.swift) runs per
+// folded and regexes compiled. This is what evaluation (BoundPredicate+Evaluate.swift) runs per
 // object and what the planner inspects: a comparison `.field(f) op .constant(v)` on the fetched
 // entity is the shape an index can serve.
 //
@@ -13,11 +13,11 @@ public struct BoundPredicate: Sendable {
     public let entity: EntityID
     public let root: BoundNode
     /// The parsed predicate it came from (for EXPLAIN and errors).
-    public let source: Predicate
+    public let source: KeelPredicate
     /// How many SUBQUERY variables evaluation keeps at once.
     let slotCount: Int
 
-    init(entity: EntityID, root: BoundNode, source: Predicate, slotCount: Int) {
+    init(entity: EntityID, root: BoundNode, source: KeelPredicate, slotCount: Int) {
         self.entity = entity
         self.root = root
         self.source = source
@@ -33,7 +33,9 @@ public indirect enum BoundNode: Sendable {
     case comparison(BoundComparison)
 }
 
-public struct BoundComparison: Sendable {
+/// A class (immutable), so that evaluation per object passes a reference instead of copying the
+/// comparison's operands.
+public final class BoundComparison: Sendable {
     public let modifier: ComparisonModifier
     public let left: BoundExpression
     public let op: ComparisonOperator
@@ -42,6 +44,19 @@ public struct BoundComparison: Sendable {
     public let position: SourcePosition
     /// The right side prepared once when it is a constant string (folded, LIKE, regex).
     let pattern: StringPattern?
+
+    init(
+        modifier: ComparisonModifier, left: BoundExpression, op: ComparisonOperator, options: StringOptions,
+        right: BoundExpression, position: SourcePosition, pattern: StringPattern?
+    ) {
+        self.modifier = modifier
+        self.left = left
+        self.op = op
+        self.options = options
+        self.right = right
+        self.position = position
+        self.pattern = pattern
+    }
 }
 
 public indirect enum BoundExpression: Sendable {

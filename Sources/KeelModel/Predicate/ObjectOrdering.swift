@@ -18,7 +18,7 @@ public import Foundation
 
 public struct ObjectOrdering: Sendable {
     public struct Key: Sendable {
-        public let descriptor: SortDescriptor
+        public let descriptor: KeelSortDescriptor
         /// `.field(f)` for an attribute of the object itself, else a to-one path.
         public let expression: BoundExpression
     }
@@ -27,7 +27,7 @@ public struct ObjectOrdering: Sendable {
     public let keys: [Key]
 
     /// Binds `descriptors` for objects of `entity`.
-    public init(_ descriptors: [SortDescriptor], entity: EntityID, model: Model) throws(KeelError) {
+    public init(_ descriptors: [KeelSortDescriptor], entity: EntityID, model: Model) throws(KeelError) {
         self.entity = entity
         let binder = PredicateBinder(model: model)
         var keys: [Key] = []
@@ -40,7 +40,7 @@ public struct ObjectOrdering: Sendable {
             }
             let operand: PredicateBinder.Operand
             do throws(KeelError) {
-                guard case .keyPath(let path) = try Predicate.parseKeyPath(descriptor.key) else {
+                guard case .keyPath(let path) = try PredicateCache.keyPath(descriptor.key) else {
                     throw refusal("expected a key path like name or department.name")
                 }
                 operand = try binder.bindKeyPath(path, PredicateBinder.Scope(entity: entity), &state)
@@ -95,9 +95,9 @@ public struct ObjectOrdering: Sendable {
     }
 }
 
-extension Predicate {
+extension KeelPredicate {
     /// Parses a lone key path (`department.name`) as the predicate grammar reads one.
-    static func parseKeyPath(_ text: String, limits: PredicateLimits = .standard) throws(KeelError) -> Expression {
+    static func parseKeyPath(_ text: String, limits: PredicateLimits = .standard) throws(KeelError) -> KeelExpression {
         guard text.unicodeScalars.count <= limits.maximumLength else {
             throw PredicateError.at(limits.maximumLength, expected: "a key path of at most \(limits.maximumLength) characters", found: "a longer one")
         }

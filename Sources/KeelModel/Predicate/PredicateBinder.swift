@@ -1,4 +1,4 @@
-// Binding: a parsed `Predicate` meets the model and the request. Key paths become field
+// Binding: a parsed `KeelPredicate` meets the model and the request. Key paths become field
 // numbers and relationship hops checked against the entity (unknown keys, keys on attributes,
 // to-many without ANY/ALL/NONE or an aggregate are refused where they are written); `%@` takes
 // the next of `args` and `$NAME` takes `vars.NAME`, each converted to the type of what it is
@@ -39,15 +39,15 @@ public struct PredicateBinder {
         self.limits = limits
     }
 
-    /// Parses and binds `text` for objects of `entity`.
+    /// Parses (once per text: PredicateCache.swift) and binds `text` for objects of `entity`.
     public func bind(_ text: String, to entity: EntityID) throws(KeelError) -> BoundPredicate {
-        let predicate = try Predicate.parse(text, limits: limits)
+        let predicate = try PredicateCache.parse(text, limits: limits)
         return try bind(predicate, to: entity, textLength: text.unicodeScalars.count)
     }
 
     /// Binds a parsed predicate for objects of `entity`. `textLength` is where "too many
     /// arguments" is reported (the end of the text).
-    public func bind(_ predicate: Predicate, to entity: EntityID, textLength: Int = 0) throws(KeelError) -> BoundPredicate {
+    public func bind(_ predicate: KeelPredicate, to entity: EntityID, textLength: Int = 0) throws(KeelError) -> BoundPredicate {
         var state = BindingState()
         let root = try bindNode(predicate, Scope(entity: entity), &state)
         if state.argumentsUsed < args.count {
@@ -71,7 +71,7 @@ public struct PredicateBinder {
         var slots = 0
     }
 
-    func bindNode(_ predicate: Predicate, _ scope: Scope, _ state: inout BindingState) throws(KeelError) -> BoundNode {
+    func bindNode(_ predicate: KeelPredicate, _ scope: Scope, _ state: inout BindingState) throws(KeelError) -> BoundNode {
         switch predicate {
         case .constant(let b): return .constant(b)
         case .not(let inner): return .not(try bindNode(inner, scope, &state))
@@ -97,7 +97,7 @@ public struct PredicateBinder {
         case raw(RawConstant)
     }
 
-    func bindOperand(_ expression: Expression, _ scope: Scope, _ state: inout BindingState) throws(KeelError) -> Operand {
+    func bindOperand(_ expression: KeelExpression, _ scope: Scope, _ state: inout BindingState) throws(KeelError) -> Operand {
         switch expression {
         case .literal(let l): return .raw(RawConstant(literal: l))
         case .list(let elements, let position):
@@ -124,7 +124,7 @@ public struct PredicateBinder {
         case value(AttributeType)
     }
 
-    func bindKeyPath(_ path: KeyPath, _ scope: Scope, _ state: inout BindingState) throws(KeelError) -> Operand {
+    func bindKeyPath(_ path: PredicateKeyPath, _ scope: Scope, _ state: inout BindingState) throws(KeelError) -> Operand {
         let base: BoundKeyPath.Base
         var focus: Focus
         var isCollection = false
@@ -227,7 +227,7 @@ public struct PredicateBinder {
     }
 
     /// The type an aggregate yields, or why it cannot apply.
-    private func aggregateType(_ function: AggregateFunction, focus: Focus, at component: Int, path: KeyPath) throws(KeelError) -> OperandType {
+    private func aggregateType(_ function: AggregateFunction, focus: Focus, at component: Int, path: PredicateKeyPath) throws(KeelError) -> OperandType {
         func position(_ i: Int) -> SourcePosition {
             path.componentPositions.indices.contains(i) ? path.componentPositions[i] : path.position
         }
@@ -256,7 +256,7 @@ public struct PredicateBinder {
     }
 
     /// `$FETCH_SOURCE` and `$FETCH_SOURCE.key.key`: read now from the source object.
-    private func bindFetchSource(_ path: KeyPath) throws(KeelError) -> Operand {
+    private func bindFetchSource(_ path: PredicateKeyPath) throws(KeelError) -> Operand {
         guard let source = fetchSource else {
             throw PredicateError.at(path.position, expected: "$FETCH_SOURCE only in a fetched property's predicate", found: "$FETCH_SOURCE")
         }

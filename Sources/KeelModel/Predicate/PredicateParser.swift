@@ -15,9 +15,9 @@
 // against `PredicateLimits.maximumDepth`; chains of AND/OR and key path components are loops. So
 // no input can overflow the stack, and the work is linear in the text's length.
 
-extension Predicate {
+extension KeelPredicate {
     /// Parses a predicate in NSPredicate format. Errors are `PREDICATE` with `details.position`.
-    public static func parse(_ text: String, limits: PredicateLimits = .standard) throws(KeelError) -> Predicate {
+    public static func parse(_ text: String, limits: PredicateLimits = .standard) throws(KeelError) -> KeelPredicate {
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(min(text.utf8.count, limits.maximumLength + 1))
         for scalar in text.unicodeScalars {
@@ -45,7 +45,7 @@ struct PredicateParser {
         self.limits = limits
     }
 
-    mutating func parseWhole() throws(KeelError) -> Predicate {
+    mutating func parseWhole() throws(KeelError) -> KeelPredicate {
         try advance()
         guard token != .end else { throw PredicateError.at(start, expected: "a predicate", found: "nothing") }
         let predicate = try parseOr()
@@ -54,7 +54,7 @@ struct PredicateParser {
     }
 
     /// One expression and nothing after it (a sort key).
-    mutating func parseWholeExpression() throws(KeelError) -> Expression {
+    mutating func parseWholeExpression() throws(KeelError) -> KeelExpression {
         try advance()
         let expression = try parseExpression()
         guard token == .end else { throw unexpected("the end of the key path") }
@@ -63,7 +63,7 @@ struct PredicateParser {
 
     // MARK: - Predicates
 
-    private mutating func parseOr() throws(KeelError) -> Predicate {
+    private mutating func parseOr() throws(KeelError) -> KeelPredicate {
         var terms = [try parseAnd()]
         while token == .keyword(.or) || token == .symbol("||") {
             try advance()
@@ -72,7 +72,7 @@ struct PredicateParser {
         return terms.count == 1 ? terms[0] : .or(flattening: terms)
     }
 
-    private mutating func parseAnd() throws(KeelError) -> Predicate {
+    private mutating func parseAnd() throws(KeelError) -> KeelPredicate {
         var terms = [try parseUnary()]
         while token == .keyword(.and) || token == .symbol("&&") {
             try advance()
@@ -81,7 +81,7 @@ struct PredicateParser {
         return terms.count == 1 ? terms[0] : .and(flattening: terms)
     }
 
-    private mutating func parseUnary() throws(KeelError) -> Predicate {
+    private mutating func parseUnary() throws(KeelError) -> KeelPredicate {
         switch token {
         case .keyword(.not), .symbol("!"):
             try enter()
@@ -148,9 +148,9 @@ struct PredicateParser {
 
     // MARK: - Expressions
 
-    private mutating func parseExpression() throws(KeelError) -> Expression {
+    private mutating func parseExpression() throws(KeelError) -> KeelExpression {
         let exprStart = SourcePosition(start)
-        var path: KeyPath
+        var path: PredicateKeyPath
         switch token {
         case .int(let i): return try literal(.int(i))
         case .real(let text): return try literal(.real(text))
@@ -167,13 +167,13 @@ struct PredicateParser {
             return try parseList()
         case .variable(let name):
             try advance()
-            path = KeyPath(base: .variable(name), components: [], position: exprStart)
+            path = PredicateKeyPath(base: .variable(name), components: [], position: exprStart)
         case .keyword(.self_):
             try advance()
-            path = KeyPath(base: .object, components: [], position: exprStart)
+            path = PredicateKeyPath(base: .object, components: [], position: exprStart)
         case .identifier(let name):
             try advance()
-            path = KeyPath(base: .object, components: [.key(name)], position: exprStart, componentPositions: [exprStart])
+            path = PredicateKeyPath(base: .object, components: [.key(name)], position: exprStart, componentPositions: [exprStart])
         case .keyword(.subquery):
             path = try parseSubquery()
         case .keyword(let k):
@@ -195,7 +195,7 @@ struct PredicateParser {
         return .keyPath(path)
     }
 
-    private mutating func literal(_ kind: Literal.Kind) throws(KeelError) -> Expression {
+    private mutating func literal(_ kind: Literal.Kind) throws(KeelError) -> KeelExpression {
         let position = SourcePosition(start)
         try advance()
         try refuseComponents("an operator (a value has no key path)")
@@ -206,11 +206,11 @@ struct PredicateParser {
         if token == .symbol(".") { throw unexpected(expected) }
     }
 
-    private mutating func parseList() throws(KeelError) -> Expression {
+    private mutating func parseList() throws(KeelError) -> KeelExpression {
         let position = SourcePosition(start)
         try enter()
         try advance()
-        var elements: [Expression] = []
+        var elements: [KeelExpression] = []
         if token != .symbol("}") {
             while true {
                 guard elements.count < limits.maximumListCount else {
@@ -227,7 +227,7 @@ struct PredicateParser {
         return .list(elements, position: position)
     }
 
-    private mutating func parseSubquery() throws(KeelError) -> KeyPath {
+    private mutating func parseSubquery() throws(KeelError) -> PredicateKeyPath {
         let position = SourcePosition(start)
         try enter()
         try advance()
@@ -240,7 +240,7 @@ struct PredicateParser {
         let predicate = try parseOr()
         try expect(.symbol(")"), "')' closing the SUBQUERY")
         depth -= 1
-        return KeyPath(base: .subquery(collection: collection, variable: variable, predicate: predicate), components: [], position: position)
+        return PredicateKeyPath(base: .subquery(collection: collection, variable: variable, predicate: predicate), components: [], position: position)
     }
 
     // MARK: - Tokens

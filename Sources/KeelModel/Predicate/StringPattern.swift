@@ -59,6 +59,20 @@ struct StringPattern: Sendable {
         return withBytes(TextFolding.fold(text, options)) { bytes($0, lower: false) }
     }
 
+    /// `matches` on a row's UTF-8 bytes in place (RawRowFilter.swift): no `String` is made when
+    /// the text is ASCII or no folding is asked; nil when the bytes are not valid UTF-8.
+    func matches(utf8 text: UnsafeBufferPointer<UInt8>) -> Bool? {
+        let ascii = TextFolding.isASCII(text)
+        if !ascii {
+            guard let string = String(validating: text, as: UTF8.self) else { return nil }
+            if case .matches = kind { return matches(string) }
+            if options.isEmpty { return bytes(text, lower: false) }
+            return matches(string)
+        }
+        if case .matches = kind { return matches(String(decoding: text, as: UTF8.self)) }
+        return bytes(text, lower: options.contains(.caseInsensitive))
+    }
+
     private func withBytes(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
         if let answer = text.utf8.withContiguousStorageIfAvailable(body) { return answer }
         return Array(text.utf8).withUnsafeBufferPointer(body)

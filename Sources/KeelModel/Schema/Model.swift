@@ -279,7 +279,7 @@ public struct Relationship: Sendable {
     }
 }
 
-public struct SortDescriptor: Sendable, Hashable {
+public struct KeelSortDescriptor: Sendable, Hashable {
     public let key: String
     public let ascending: Bool
     public let caseInsensitive: Bool
@@ -296,10 +296,10 @@ public struct FetchedProperty: Sendable {
     public let destination: EntityID
     /// NSPredicate format; `$FETCH_SOURCE` is the object the property is read on.
     public let predicate: String
-    public let sort: [SortDescriptor]
+    public let sort: [KeelSortDescriptor]
     public let declaredIn: EntityID
 
-    public init(name: String, destination: EntityID, predicate: String, sort: [SortDescriptor], declaredIn: EntityID) {
+    public init(name: String, destination: EntityID, predicate: String, sort: [KeelSortDescriptor], declaredIn: EntityID) {
         self.name = name
         self.destination = destination
         self.predicate = predicate

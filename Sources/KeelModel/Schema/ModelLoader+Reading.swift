@@ -118,14 +118,14 @@ extension ModelLoader {
         let destination = r.string("destination", required: true, &problems)
         let predicate = r.string("predicate", required: true, &problems)
         if predicate?.allSatisfy(\.isWhitespace) == true { problems.add("\(path).predicate", "the predicate must not be empty") }
-        var sort: [(descriptor: SortDescriptor, path: String)] = []
+        var sort: [(descriptor: KeelSortDescriptor, path: String)] = []
         for (i, item) in (r.array("sort", &problems) ?? []).enumerated() {
             guard var s = KeyedReader(item, path: "\(path).sort[\(i)]", &problems) else { continue }
             let key = s.string("key", required: true, &problems)
             let ascending = s.bool("ascending", &problems) ?? true
             let caseInsensitive = s.bool("caseInsensitive", &problems) ?? false
             s.finish(&problems)
-            if let key { sort.append((SortDescriptor(key: key, ascending: ascending, caseInsensitive: caseInsensitive), s.path)) }
+            if let key { sort.append((KeelSortDescriptor(key: key, ascending: ascending, caseInsensitive: caseInsensitive), s.path)) }
         }
         r.finish(&problems)
         guard let name, let destination, let predicate else { return nil }

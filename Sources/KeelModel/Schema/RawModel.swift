@@ -57,7 +57,7 @@ struct RawFetchedProperty {
     var name: String
     var destination: String
     var predicate: String
-    var sort: [(descriptor: SortDescriptor, path: String)]
+    var sort: [(descriptor: KeelSortDescriptor, path: String)]
 }
 
 /// One `uniqueConstraints` or `indexes` entry.

@@ -5,6 +5,14 @@
 import KeelStorage
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 public final class ObjectSnapshot: ObjectReader, Sendable {
     public let model: Model
     let layout: TreeLayout
@@ -13,11 +21,15 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     /// context checks the same few targets (a department, for every employee inserted into it)
     /// again and again. Emptied at close, so reads after it still throw.
     private let recent = Mutex(RecentRows())
+    /// Engine reads held open by `pinned(store:_:)`, one slot per store: nested reads of that
+    /// store on the pinning thread reuse the open read instead of opening another.
+    let pins: Mutex<[PinnedRead?]>
 
     init(model: Model, layout: TreeLayout, snapshots: [Snapshot]) {
         self.model = model
         self.layout = layout
         self.snapshots = snapshots
+        self.pins = Mutex([PinnedRead?](repeating: nil, count: snapshots.count))
     }
 
     deinit { close() }
@@ -37,7 +49,41 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     func read<R>(store: Int, _ body: (ReadTransaction) throws(KeelError) -> R) throws(KeelError) -> R {
-        try untyped { try snapshots[store].read { txn in try body(txn) } }
+        if let pin = pins.withLock({ $0[store] }), pthread_equal(pin.thread, pthread_self()) != 0 {
+            return try body(pin.txn)
+        }
+        return try untyped { try snapshots[store].read { txn in try body(txn) } }
+    }
+
+    /// Runs `body` with one engine read of `store` held open: every read of that store `body`
+    /// makes on this thread (index chunks, rows, members, to-one targets) reuses it, so a fetch
+    /// pays for opening a read and looking its trees up in the catalog once, not once per step.
+    /// `body` must not hand control to code that could close this snapshot or wait on another
+    /// thread's read of it (no caller's callback runs inside): other threads' reads of the store
+    /// wait until `body` returns. Nested pins of the same store are the outer one.
+    func pinned<R>(store: Int, _ body: () throws(KeelError) -> R) throws(KeelError) -> R {
+        if let pin = pins.withLock({ $0[store] }), pthread_equal(pin.thread, pthread_self()) != 0 {
+            return try body()
+        }
+        return try untyped {
+            try snapshots[store].read { txn in
+                let pin = PinnedRead(txn: txn, thread: pthread_self())
+                pins.withLock { $0[store] = pin }
+                defer { pins.withLock { $0[store] = nil } }
+                return try untypedBody(body)
+            }
+        }
+    }
+
+    /// The tree called `name` in `txn`: from the pin's cache when `txn` is a pinned read.
+    func tree(_ txn: ReadTransaction, _ name: String) throws(KeelError) -> Tree? {
+        if let pin = pins.withLock({ pins in pins.first { $0?.txn === txn } ?? nil }) {
+            if let hit = pin.trees[name] { return hit }
+            let found: Tree? = try engine { () throws(StorageError) in try txn.tree(name) }
+            pin.trees.updateValue(found, forKey: name)
+            return found
+        }
+        return try engine { () throws(StorageError) in try txn.tree(name) }
     }
 
     func checkEntity(_ entity: EntityID) throws(KeelError) {
@@ -51,7 +97,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         try checkEntity(id.entity)
         let row = try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> StoredObject? in
             var key: [UInt8] = []
-            let tree = try engine { () throws(StorageError) in try txn.tree(layout.objects[id.entity.index]) }
+            let tree = try self.tree(txn, layout.objects[id.entity.index])
             return try TreeReading.row(tree, id, fieldCount: layout.fieldCounts[id.entity.index], key: &key)
         }
         recent.withLock { $0.store(id, row) }
@@ -79,7 +125,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
                     if e != entity {
                         entity = e
                         let name = layout.objects[e]
-                        tree = try engine { () throws(StorageError) in try txn.tree(name) }
+                        tree = try self.tree(txn, name)
                     }
                     out[i] = try TreeReading.row(tree, ids[i], fieldCount: layout.fieldCounts[e], key: &key)
                 }
@@ -95,7 +141,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
             case .relationship(let r) = entity.properties[field]
         else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
         return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> [ObjectID] in
-            let tree = try engine { () throws(StorageError) in try txn.tree(name) }
+            let tree = try self.tree(txn, name)
             return try TreeReading.members(tree, id, ordered: r.isOrdered)
         }
     }
@@ -111,7 +157,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
             var from: UInt64 = 0
             while true {
                 let rows = try read(store: layout.storeOf[entity.index]) { (txn) throws(KeelError) -> [StoredObject] in
-                    let tree = try engine { () throws(StorageError) in try txn.tree(layout.objects[entity.index]) }
+                    let tree = try self.tree(txn, layout.objects[entity.index])
                     return try TreeReading.chunk(tree, entity: e, from: from, limit: chunkSize, model: model)
                 }
                 for o in rows { guard try body(o) else { return } }
@@ -124,7 +170,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     public func count(_ entity: EntityID, includeSubentities: Bool) throws(KeelError) -> Int {
         try checkEntity(entity)
         return try read(store: layout.storeOf[entity.index]) { (txn) throws(KeelError) -> Int in
-            let tree = try engine { () throws(StorageError) in try txn.tree(layout.objects[entity.index]) }
+            let tree = try self.tree(txn, layout.objects[entity.index])
             return try TreeReading.count(tree, entities: TreeReading.scanEntities(model, entity, includeSubentities: includeSubentities))
         }
     }
@@ -133,7 +179,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         if values.contains(where: \.isNull) { return nil }
         try checkEntity(constraint.declaredIn)
         return try read(store: layout.storeOf[constraint.declaredIn.index]) { (txn) throws(KeelError) -> ObjectID? in
-            let tree = try engine { () throws(StorageError) in try txn.tree(TreeLayout.index(constraint)) }
+            let tree = try self.tree(txn, TreeLayout.index(constraint))
             return try TreeReading.holder(tree, key: KeyEncoding.valuesKey(values))
         }
     }
@@ -162,4 +208,21 @@ struct RecentRows: ~Copyable {
         ids[s] = id
         rows[s] = row
     }
+}
+/// An engine read held open by `ObjectSnapshot.pinned(store:_:)`, with the trees looked up in
+/// it. Only the pinning thread uses it (`thread` is checked before every use), hence unchecked.
+final class PinnedRead: @unchecked Sendable {
+    let txn: ReadTransaction
+    let thread: pthread_t
+    var trees: [String: Tree?] = [:]
+
+    init(txn: ReadTransaction, thread: pthread_t) {
+        self.txn = txn
+        self.thread = thread
+    }
+}
+
+/// Runs a typed-throws body inside an untyped-throws closure.
+private func untypedBody<R>(_ body: () throws(KeelError) -> R) throws -> R {
+    try body()
 }

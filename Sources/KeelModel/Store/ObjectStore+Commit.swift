@@ -6,8 +6,13 @@
 //
 //   nesting:  primary.write { s1.write { … sN.write { apply; validate; flush; intent } } }
 //   commits:  sN first (it holds the intent with the key-level operations of every other store),
-//             then … s1, then the primary. Each `write` returns only once its commit is durable
-//             (sync mode full), so the intent is on disk before any other store commits.
+//             then … s1, then the primary. Each inner `write` returns only once its commit is
+//             durable (sync mode full), so the intent is on disk before any other store commits.
+//             The primary's commit is made with `writeDeferringSync`: a save that touches only
+//             the primary releases the save lock before waiting for its fsync, so concurrent
+//             saves share fsyncs (group commit); `save` returns — and observers hear of the
+//             save — only once it is durable. A multi-store save waits for the primary's
+//             durability (which is when the engine publishes it) before opening the gate.
 //   snapshot gate: taken exclusively just before sN commits, released after the primary has,
 //             so no snapshot sees some stores with the save and others without.
 //
@@ -25,7 +30,7 @@ extension ObjectStore {
         stores touched: Set<Int>, _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
     ) throws(KeelError) -> SaveResult {
         let marks = reservedMarks()
-        let (result, _) = try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, HistoryRecord) in
+        let (result, ticket) = try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, CommitTicket) in
             let order = touched.union([0]).sorted()
             let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: counter.stored)
             session.recording = order.count > 1
@@ -34,7 +39,7 @@ extension ObjectStore {
             var reachedCommit = false
             defer { if gateHeld { snapshotGate.unlock() } }
             do throws(KeelError) {
-                let outcome = try nest(order, 0, session) { () throws(KeelError) -> (SaveResult, HistoryRecord) in
+                let (outcome, ticket) = try nestDeferringSync(order, session) { () throws(KeelError) -> (SaveResult, HistoryRecord) in
                     let merged = try apply(session, marks)
                     let failures = try SaveValidator.validate(session)
                     if !failures.isEmpty { throw SaveValidator.error(failures, model: model) }
@@ -60,15 +65,24 @@ extension ObjectStore {
                 counter.last = saveID
                 committed.store(saveID, ordering: .releasing)
                 if gateHeld {
+                    // The primary's commit reaches new readers only once it is durable (the engine
+                    // publishes at sync): a multi-store save waits for it before opening the gate,
+                    // or a snapshot could see the other stores with the save and the primary
+                    // without. (Such saves share no fsync with later saves; single-store ones do.)
+                    do throws(StorageError) {
+                        try stores[0].waitDurable(ticket)
+                    } catch {
+                        throw KeelError(error)
+                    }
                     snapshotGate.unlock()
                     gateHeld = false
                 }
-                // Still under the save lock, so observers hear saves in commit order.
-                notifyObservers(outcome.1)
+                // Queued under the save lock, so observers hear saves in commit order (once durable).
+                queueNotice(outcome.1)
                 for id in outcome.0.inserted where id.number > counter.stored[id.entity.index] {
                     counter.stored[id.entity.index] = id.number
                 }
-                return outcome
+                return (outcome.0, ticket)
             } catch {
                 // A commit that failed part-way may have left an intent: never hand its id out again.
                 if reachedCommit {
@@ -80,7 +94,28 @@ extension ObjectStore {
                 throw error
             }
         }
+        // Outside the save lock: saves committed meanwhile share this fsync.
+        do throws(StorageError) {
+            try stores[0].waitDurable(ticket)
+        } catch {
+            throw KeelError(error)
+        }
+        deliverNotices(through: result.saveID ?? SaveID(rawValue: 0))
         return result
+    }
+
+    /// `nest` with the outermost (primary) store committed by `writeDeferringSync`.
+    private func nestDeferringSync<R>(
+        _ order: [Int], _ session: SaveSession, _ body: () throws(KeelError) -> R
+    ) throws(KeelError) -> (R, CommitTicket) {
+        let s = order[0]
+        return try untyped { () throws -> (R, CommitTicket) in
+            try stores[s].writeDeferringSync { txn in
+                session.txns[s] = txn
+                defer { session.txns[s] = nil }
+                return try nest(order, 1, session, body)
+            }
+        }
     }
 
     /// Holds the write transactions of `order[i...]`, then runs `body` inside all of them.

@@ -67,10 +67,10 @@ enum HistoryCodec {
 }
 
 extension ObjectStore {
-    /// Calls `body` with the record of every save committed from now on, in commit order, on the
-    /// saving thread, while the save lock is still held: keep it short, and never save, run a
-    /// batch or prune history from it (that would wait on the lock it runs under). Snapshots,
-    /// reads, `history` and `lastSaveID` are fine.
+    /// Calls `body` with the record of every save committed from now on, in commit order, once the
+    /// save is durable, on a saving thread, under the notice lock (one observer call at a time):
+    /// keep it short, and never save, run a batch or prune history from it (the save would wait
+    /// for the lock its observer runs under). Snapshots, reads, `history` and `lastSaveID` are fine.
     public func addObserver(_ body: @escaping @Sendable (HistoryRecord) -> Void) -> ObserverToken {
         observers.withLock { table in
             let token = ObserverToken(rawValue: table.next)
@@ -84,9 +84,24 @@ extension ObjectStore {
         _ = observers.withLock { $0.entries.removeValue(forKey: token.rawValue) }
     }
 
-    func notifyObservers(_ record: HistoryRecord) {
-        let list = observers.withLock { Array($0.entries.sorted { $0.key < $1.key }.map(\.value)) }
-        for body in list { body(record) }
+    /// Queues the record of a save just committed (under the save lock, so in commit order).
+    func queueNotice(_ record: HistoryRecord) {
+        notices.withLock { $0.append(record) }
+    }
+
+    /// Tells the observers of every queued save up to `saveID`, which is durable — and with it
+    /// every save before it, since every save commits in the primary's log — in commit order.
+    func deliverNotices(through saveID: SaveID) {
+        notices.withLock { queue in
+            var delivered = 0
+            while delivered < queue.count, queue[delivered].saveID <= saveID { delivered += 1 }
+            guard delivered > 0 else { return }
+            let list = observers.withLock { Array($0.entries.sorted { $0.key < $1.key }.map(\.value)) }
+            for record in queue[..<delivered] {
+                for body in list { body(record) }
+            }
+            queue.removeFirst(delivered)
+        }
     }
 
     /// The history records of saves after `after`, oldest first, at most `limit`.

@@ -40,10 +40,13 @@ public final class ObjectStore: Sendable {
     let ids: Mutex<[IDRange]>
     /// Guards the observer table.
     let observers: Mutex<ObserverTable>
+    /// The notice lock: guards the records of committed saves whose durability no saver has
+    /// confirmed yet (commit order), and is held while observers hear of them, one at a time.
+    let notices: Mutex<[HistoryRecord]>
     /// Held exclusively between the first and last commit of a multi-store save, shared while a
     /// snapshot pins its stores.
     let snapshotGate = ReadWriteLock()
-    /// The newest committed save id, readable without the save lock (observers run under it).
+    /// The newest committed save id, readable without the save lock.
     let committed: Atomic<UInt64>
 
     init(model: Model, directory: String, options: ObjectStoreOptions, logger: Logger, stores: [Store],
@@ -58,6 +61,7 @@ public final class ObjectStore: Sendable {
         self.committed = Atomic(lastSave)
         self.ids = Mutex(ids)
         self.observers = Mutex(ObserverTable())
+        self.notices = Mutex([])
     }
 
     /// The configuration names, in store order.

@@ -110,7 +110,8 @@ public enum CommandTable {
             reply: #"`OK {"count":N}`"#, "Counts what a FETCH would return."),
         CommandSpec(
             "EXPLAIN", group: .fetching, context: true, arguments: fetchArguments,
-            reply: #"`OK {"plan":"…"}`"#, "Says how a FETCH would run: which index, which filter."),
+            reply: #"`OK {"plan":"…","access":"index","indexes":["Person.name"],"estimatedRows":n}`"#,
+            "Says how a FETCH would run: which index, which filter."),
         // Batch
         CommandSpec(
             "BATCH.INSERT", group: .batch,
@@ -169,7 +170,7 @@ public enum CommandTable {
         CommandSpec(
             "BACKUP", group: .admin, admin: true,
             arguments: [ArgumentSpec("path", .string, required: true, "a name under the configured backup folder")],
-            reply: #"`OK {"bytes":n}`"#, "Writes a consistent copy of the stores."),
+            reply: #"`OK {"bytes":n,"path":"…"}`"#, "Writes a consistent copy of the stores."),
     ]
 
     private static let byName: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

@@ -28,8 +28,18 @@ public struct LineFramer: Sendable {
     /// Bytes buffered for an incomplete line (never more than `maximumLength` + 1).
     public var bufferedByteCount: Int { buffer.count }
 
+    /// Feeds bytes from memory: the daemon's hot path, specialised here once rather than
+    /// instantiated generically for every read.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (Frame) throws -> Void) rethrows {
+        try feedCollection(bytes, emit)
+    }
+
     /// Feeds bytes; calls `emit` for every frame they complete, in order.
     public mutating func feed(_ bytes: some Collection<UInt8>, _ emit: (Frame) throws -> Void) rethrows {
+        try feedCollection(bytes, emit)
+    }
+
+    private mutating func feedCollection(_ bytes: some Collection<UInt8>, _ emit: (Frame) throws -> Void) rethrows {
         var start = bytes.startIndex
         while start != bytes.endIndex {
             let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))

@@ -21,6 +21,13 @@ public struct Request: Sendable, Equatable {
         self.arguments = arguments
     }
 
+    /// For a command already upper-cased (the parser's).
+    init(tag: String, upperCommand: String, arguments: OrderedDictionary<String, JSON>) {
+        self.tag = tag
+        self.command = upperCommand
+        self.arguments = arguments
+    }
+
     public static let maximumTagLength = 32
 
     /// Whether `byte` may appear in a tag.
@@ -71,8 +78,9 @@ public struct Request: Sendable, Equatable {
         else {
             throw ParseFailure(tag: tag, message: "a command is letters and dots")
         }
-        let command = String(decoding: commandBytes, as: UTF8.self).uppercased()
-        guard i < n else { return Request(tag: tag, command: command) }
+        // ASCII letters and dots only (checked above): upper-case by clearing bit 5 of letters.
+        let command = String(decoding: commandBytes.map { $0 == UInt8(ascii: ".") ? $0 : $0 & 0xDF }, as: UTF8.self)
+        guard i < n else { return Request(tag: tag, upperCommand: command, arguments: [:]) }
         let json: JSON
         do {
             json = try JSON.parse(line[(i + 1)...])
@@ -82,7 +90,7 @@ public struct Request: Sendable, Equatable {
         guard case .object(let members) = json else {
             throw ParseFailure(tag: tag, message: "the arguments must be one JSON object, not \(json.kindName)")
         }
-        return Request(tag: tag, command: command, arguments: members)
+        return Request(tag: tag, upperCommand: command, arguments: members)
     }
 }
 

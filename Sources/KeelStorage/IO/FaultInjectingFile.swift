@@ -1,6 +1,8 @@
 // A handle of a FaultInjectingFileSystem: asks the file system whether each operation fails, is
 // shortened or proceeds, then calls the wrapped file (see FaultInjectingFileSystem for the rules).
 
+import Glibc
+
 /// An open file of a `FaultInjectingFileSystem`.
 public final class FaultInjectingFile: StorageFile {
     /// The wrapped file.
@@ -34,6 +36,7 @@ public final class FaultInjectingFile: StorageFile {
 
     public func sync() throws(StorageError) {
         try injector.check(.sync, paths: [path], operation: "fdatasync")
+        if injector.syncLatency > .zero { Self.sleep(injector.syncLatency) }
         try base.sync()
     }
 
@@ -56,5 +59,16 @@ public final class FaultInjectingFile: StorageFile {
         let decision = injector.decide(.close, paths: [path], operation: "close")
         try base.close()
         if case .fail(let error) = decision { throw error }
+    }
+}
+
+extension FaultInjectingFile {
+    /// Blocks the calling thread for `duration` (a slow disk's sync; nanosleep, not the
+    /// cooperative pool).
+    static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
     }
 }

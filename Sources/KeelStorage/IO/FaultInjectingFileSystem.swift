@@ -17,6 +17,10 @@
 // the wrapped file and returns the count it wrote. A `.once` fault fires at exactly the n-th
 // operation; a `.fromThenOn` fault at the n-th and every later one. When several faults match
 // one operation, the first injected wins.
+//
+// Latency. `syncLatency` makes every file sync that proceeds take at least that long (the calling
+// thread sleeps first), as a slow disk would: tests of group commit use it so that concurrent
+// committers reliably meet a sync in progress, whatever the real disk's speed.
 
 import Glibc
 import Synchronization
@@ -101,8 +105,12 @@ public final class FaultInjectingFileSystem: FileSystem {
     /// Guards the faults, the operation counts and the count of triggered faults.
     let state = Mutex(State())
 
-    public init(wrapping base: any FileSystem) {
+    /// How long each file sync that proceeds takes at least (0: as long as the wrapped one).
+    public let syncLatency: Duration
+
+    public init(wrapping base: any FileSystem, syncLatency: Duration = .zero) {
         self.base = base
+        self.syncLatency = syncLatency
     }
 
     // MARK: Rules and counts

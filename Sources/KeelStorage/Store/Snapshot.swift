@@ -16,7 +16,7 @@ import Synchronization
 public final class Snapshot: Sendable {
     /// The last transaction included in this snapshot.
     public let transaction: TransactionID
-    private let pager: Pager
+    let pager: Pager
     private let frames: FrameSequence
     /// The reader registration, nil once closed. Guards use and close: one read at a time.
     private let registration: Mutex<Int?>

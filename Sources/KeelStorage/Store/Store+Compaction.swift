@@ -98,7 +98,7 @@ extension Store {
     }
 
     /// Copies one tree in key order, committing every few thousand entries to bound memory.
-    private static func copyTree(name: String, from tree: BTree, source: ReadPages, into target: Store) throws(StorageError) -> Int {
+    static func copyTree(name: String, from tree: BTree, source: ReadPages, into target: Store) throws(StorageError) -> Int {
         var cursor = BTreeCursor(tree: tree, source: source)
         var more = try cursor.seekFirst()
         var copied = 0

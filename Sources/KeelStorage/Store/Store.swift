@@ -63,6 +63,17 @@ public final class Store: Sendable {
     /// kept (I14) and the error is rethrown. Returns after the commit is durable in sync mode full
     /// (I1); concurrent writers share fsyncs.
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        let (result, ticket) = try writeDeferringSync(body)
+        try waitDurable(ticket)
+        return result
+    }
+
+    /// Runs `body` in the write transaction and commits it like `write`, but returns as soon as
+    /// the commit is in the log and visible to new readers, before it is durable: the caller must
+    /// pass the ticket to `waitDurable` before telling anyone the commit happened. A layer above
+    /// that serialises its own commits (the object store's save lock) calls `waitDurable` after
+    /// releasing its lock, so its concurrent commits still share fsyncs (group commit).
+    public func writeDeferringSync<R>(_ body: (WriteTransaction) throws -> R) throws -> (R, CommitTicket) {
         while true {
             let pager = try pager()
             if let refusal = pager.writeRefusal { throw refusal }
@@ -81,15 +92,22 @@ public final class Store: Sendable {
             // The transaction's pages are released now: let the cache shed what it could not
             // while the commit still held them.
             if sequence != nil { pager.trimCache() }
-            if let sequence, options.syncMode == .full { try pager.groupCommit.waitDurable(sequence) }
-            if pager.needsCheckpoint {
-                do {
-                    try pager.checkpoint(.passive)
-                } catch {
-                    logger.error("automatic checkpoint failed", metadata: ["store.path": "\(path)", "error": "\(error)"])
-                }
+            return (result.value, CommitTicket(pager: pager, sequence: sequence))
+        }
+    }
+
+    /// Waits until the commit of `ticket` is durable (sync mode full; at once otherwise), then
+    /// runs the automatic checkpoint when the log has grown past its threshold. Throws when the
+    /// log could not be synced (the store is then fail-stopped, I4).
+    public func waitDurable(_ ticket: CommitTicket) throws(StorageError) {
+        let pager = ticket.pager
+        if let sequence = ticket.sequence, options.syncMode == .full { try pager.groupCommit.waitDurable(sequence) }
+        if pager.needsCheckpoint {
+            do {
+                try pager.checkpoint(.passive)
+            } catch {
+                logger.error("automatic checkpoint failed", metadata: ["store.path": "\(path)", "error": "\(error)"])
             }
-            return result.value
         }
     }
 
@@ -121,6 +139,13 @@ public final class Store: Sendable {
         pager.closeFiles()
         if let failure { throw failure }
     }
+}
+
+/// A commit made by `writeDeferringSync`, to wait for with `waitDurable`.
+public struct CommitTicket: Sendable {
+    let pager: Pager
+    /// The commit's last log frame; nil when the transaction changed nothing.
+    let sequence: FrameSequence?
 }
 
 /// What a checkpoint did.

@@ -1,6 +1,7 @@
 // A context holding many pending inserts: rows are arrays by field, insert values are read from
 // the rows at save (not kept twice), to-many edits are sets. KEEL_CONTEXT_SCALE sets the number
-// of employees (default 20,000; the figure is 100,000).
+// of employees (default 20,000; the figure is 100,000) and turns on the memory bound:
+// `KEEL_CONTEXT_SCALE=100000 swift test --filter ContextScale`.
 
 import Foundation
 import Testing
@@ -48,8 +49,13 @@ struct ContextScaleTests {
         let changes = try context.overlay.changeSet()
         #expect(changes.changes.count == n + 10)
         let perObject = (after.resident - before.resident) / max(n, 1)
-        // Measured on Linux x86_64 (debug build): see Docs/Contexts.md, "Memory".
-        #expect(perObject < 1_500, "\(perObject) bytes per pending insert")
+        // Measured on Linux x86_64 (debug build): see Docs/Contexts.md, "Memory". The resident
+        // size is the whole process's, so other suites running in parallel inflate it: the bound
+        // is checked only on an explicit run (KEEL_CONTEXT_SCALE set, this suite alone); the
+        // benchmark measures it in a child process (keel-bench, "Context memory").
+        if ProcessInfo.processInfo.environment["KEEL_CONTEXT_SCALE"] != nil {
+            #expect(perObject < 1_500, "\(perObject) bytes per pending insert")
+        }
         Attachment.record(
             "\(n) inserts in \(elapsed); resident +\(after.resident - before.resident) bytes (\(perObject) per object); peak \(after.peak) bytes; strides Value \(MemoryLayout<Value>.stride) PendingRow \(MemoryLayout<PendingRow>.stride) LogEntry \(MemoryLayout<LogEntry>.stride)",
             named: "context-scale.txt")

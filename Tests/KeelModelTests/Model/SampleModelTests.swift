@@ -111,7 +111,7 @@ struct SampleModelTests {
         let list = try #require(book.fetchedProperty(named: "feedbackList"))
         #expect(list.destination == feedback.id)
         #expect(list.predicate == "bookUUID == $FETCH_SOURCE.uuid")
-        #expect(list.sort == [SortDescriptor(key: "rating", ascending: false)])
+        #expect(list.sort == [KeelSortDescriptor(key: "rating", ascending: false)])
     }
 
     @Test("the canonical form loads back to the same hash")

@@ -16,10 +16,6 @@ import Testing
 
 @testable import KeelModel
 
-// Foundation declares a `Predicate` and an `Expression` too; the module's own names win.
-typealias Predicate = KeelModel.Predicate
-typealias Expression = KeelModel.Expression
-
 /// Objects and to-many members held in dictionaries.
 struct MemoryGraph: ObjectGraphReading {
     let model: Model

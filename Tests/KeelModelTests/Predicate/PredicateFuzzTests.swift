@@ -56,14 +56,14 @@ struct PredicateFuzzTests {
     /// every object of that entity.
     private func check(_ text: String, seed: UInt64, index: Int, args: [JSON], rng: inout SeededGenerator) throws {
         let length = text.unicodeScalars.count
-        let parsed: Predicate
+        let parsed: KeelPredicate
         do {
-            parsed = try Predicate.parse(text)
+            parsed = try KeelPredicate.parse(text)
         } catch {
             expectPositioned(error, length, "seed \(seed) case \(index): \(text)")
             return
         }
-        let again = try Predicate.parse(parsed.description)
+        let again = try KeelPredicate.parse(parsed.description)
         #expect(again == parsed, "seed \(seed) case \(index): \(text)")
         let entity = ["Employee", "Department", "Person", "Company"].randomElement(using: &rng) ?? "Employee"
         let model = PredicateFixture.model

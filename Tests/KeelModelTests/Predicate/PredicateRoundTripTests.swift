@@ -33,14 +33,14 @@ struct PredicateGenerator {
     var rng: SeededGenerator
     var arguments = 0
 
-    mutating func predicate(depth: Int) -> Predicate {
+    mutating func predicate(depth: Int) -> KeelPredicate {
         let choice = depth <= 0 ? Int.random(in: 0..<3, using: &rng) : Int.random(in: 0..<7, using: &rng)
         switch choice {
         case 0: return .constant(Bool.random(using: &rng))
         case 1, 2: return .comparison(comparison(depth: depth))
         case 3: return .not(predicate(depth: depth - 1))
         case 4, 5:
-            var terms: [Predicate] = []
+            var terms: [KeelPredicate] = []
             for _ in 0..<Int.random(in: 2...4, using: &rng) { terms.append(predicate(depth: depth - 1)) }
             return choice == 4 ? .and(flattening: terms) : .or(flattening: terms)
         default: return .comparison(comparison(depth: depth))
@@ -57,29 +57,29 @@ struct PredicateGenerator {
         return Comparison(modifier: modifier, left: left, op: op, options: options, right: right)
     }
 
-    mutating func expression(depth: Int) -> Expression {
+    mutating func expression(depth: Int) -> KeelExpression {
         switch Int.random(in: 0..<9, using: &rng) {
         case 0: return .literal(Literal(literal()))
         case 1:
-            var elements: [Expression] = []
+            var elements: [KeelExpression] = []
             for _ in 0..<Int.random(in: 0...3, using: &rng) { elements.append(.literal(Literal(literal()))) }
             return .list(elements, position: SourcePosition(0))
         case 2:
             defer { arguments += 1 }
             return .argument(arguments, position: SourcePosition(0))
-        case 3: return .keyPath(KeyPath(base: .variable(identifier()), components: components(allowEmpty: true)))
-        case 4: return .keyPath(KeyPath(base: .object, components: []))
+        case 3: return .keyPath(PredicateKeyPath(base: .variable(identifier()), components: components(allowEmpty: true)))
+        case 4: return .keyPath(PredicateKeyPath(base: .object, components: []))
         case 5 where depth > 0:
-            let collection = Expression.keyPath(KeyPath(components: [.key(identifier())]))
+            let collection = KeelExpression.keyPath(PredicateKeyPath(components: [.key(identifier())]))
             let variable = identifier()
             let inner = predicate(depth: depth - 1)
-            return .keyPath(KeyPath(base: .subquery(collection: collection, variable: variable, predicate: inner), components: [.aggregate(.count)]))
-        default: return .keyPath(KeyPath(components: components(allowEmpty: false)))
+            return .keyPath(PredicateKeyPath(base: .subquery(collection: collection, variable: variable, predicate: inner), components: [.aggregate(.count)]))
+        default: return .keyPath(PredicateKeyPath(components: components(allowEmpty: false)))
         }
     }
 
-    mutating func components(allowEmpty: Bool) -> [KeyPath.Component] {
-        var parts: [KeyPath.Component] = []
+    mutating func components(allowEmpty: Bool) -> [PredicateKeyPath.Component] {
+        var parts: [PredicateKeyPath.Component] = []
         for _ in 0..<Int.random(in: (allowEmpty ? 0 : 1)...3, using: &rng) {
             if Int.random(in: 0..<5, using: &rng) == 0 {
                 parts.append(.aggregate(AggregateFunction.allCases.randomElement(using: &rng) ?? .count))
@@ -120,8 +120,8 @@ let tablePredicates: [String] =
 struct PredicateRoundTripTests {
     @Test("every table predicate parses back from its description to the same tree", arguments: tablePredicates)
     func table(_ text: String) throws {
-        let parsed = try Predicate.parse(text)
-        let again = try Predicate.parse(parsed.description)
+        let parsed = try KeelPredicate.parse(text)
+        let again = try KeelPredicate.parse(parsed.description)
         #expect(again == parsed, "\(parsed.description)")
         #expect(again.description == parsed.description)
     }
@@ -134,8 +134,8 @@ struct PredicateRoundTripTests {
             generator.arguments = 0
             let tree = generator.predicate(depth: 4)
             let text = tree.description
-            let parsed: Predicate
-            do { parsed = try Predicate.parse(text) } catch {
+            let parsed: KeelPredicate
+            do { parsed = try KeelPredicate.parse(text) } catch {
                 Issue.record("seed \(seed) case \(i): \(text) does not parse: \(error)")
                 return
             }
@@ -152,7 +152,7 @@ struct PredicateRoundTripTests {
         ("a BETWEEN{1,2}", "a BETWEEN {1, 2}"), ("a == 'it\\'s'", "a == \"it's\""),
     ])
     func synonyms(_ pair: (String, String)) throws {
-        #expect(try Predicate.parse(pair.0) == Predicate.parse(pair.1))
+        #expect(try KeelPredicate.parse(pair.0) == KeelPredicate.parse(pair.1))
     }
 
     @Test("the canonical description reads as expected")
@@ -166,7 +166,7 @@ struct PredicateRoundTripTests {
             ("not truepredicate", "NOT TRUEPREDICATE"), ("employees.@avg.salary > 1.50", "employees.@avg.salary > 1.50"),
         ]
         for (text, canonical) in cases {
-            #expect(try Predicate.parse(text).description == canonical)
+            #expect(try KeelPredicate.parse(text).description == canonical)
         }
     }
 }

@@ -14,7 +14,9 @@ struct ConcurrentSaveTests {
     @Test("two writers of two-store saves and a reader: every snapshot sees as many rooms (Sites) as desks (Default)")
     func gate() throws {
         let model = TestModels.company(twoStores: true)
-        let f = try StoreFixture(model: model)
+        // Slow syncs (3 ms) widen the moment between a store's commit and its publication at sync,
+        // so a gate released too early shows up as torn snapshots every run, not once in a while.
+        let f = try StoreFixture(model: model, fs: FaultInjectingFileSystem(wrapping: InMemoryFileSystem(), syncLatency: .milliseconds(3)))
         let store = f.store
         let done = Atomic<Int>(0)
         let torn = Atomic<Int>(0)

@@ -1,9 +1,9 @@
 // The canonical text of a predicate: keywords upper case, `==`/`!=`/`<=`/`>=` for the operator
 // synonyms, `ANY` for `SOME`, strings in double quotes with escapes, AND/OR terms parenthesized
 // only where precedence needs it, `NOT (…)` around anything but a constant, keys that collide
-// with keywords written `#key`. `Predicate.parse(p.description) == p` for every parsed `p`.
+// with keywords written `#key`. `KeelPredicate.parse(p.description) == p` for every parsed `p`.
 
-extension Predicate: CustomStringConvertible {
+extension KeelPredicate: CustomStringConvertible {
     public var description: String {
         switch self {
         case .constant(let b): return b ? "TRUEPREDICATE" : "FALSEPREDICATE"
@@ -34,7 +34,7 @@ extension Comparison: CustomStringConvertible {
     }
 }
 
-extension Expression: CustomStringConvertible {
+extension KeelExpression: CustomStringConvertible {
     public var description: String {
         switch self {
         case .literal(let l): l.description
@@ -76,7 +76,7 @@ extension Literal: CustomStringConvertible {
     }
 }
 
-extension KeyPath: CustomStringConvertible {
+extension PredicateKeyPath: CustomStringConvertible {
     public var description: String {
         var parts: [String]
         switch base {

@@ -1,18 +1,18 @@
-// The operands of a comparison in the syntax tree (Predicate.swift): literals, lists, `%@`
+// The operands of a comparison in the syntax tree (KeelPredicate.swift): literals, lists, `%@`
 // arguments, `$VARIABLES`, key paths from the evaluated object, a variable or a SUBQUERY, with
 // aggregates (`@count`, `@sum`, …) among their components. Nothing here knows a model; the
 // binder decides what a key path means.
 
 /// One side of a comparison.
-public indirect enum Expression: Sendable, Hashable {
+public indirect enum KeelExpression: Sendable, Hashable {
     case literal(Literal)
     /// `{a, b, c}`: for `IN` and `BETWEEN`.
-    case list([Expression], position: SourcePosition)
+    case list([KeelExpression], position: SourcePosition)
     /// `%@`: the `index`-th (from 0) of the request's `args`.
     case argument(Int, position: SourcePosition)
     /// A key path, `SELF`, `$NAME` (a key path with a variable base and no components) or a
     /// SUBQUERY with its components.
-    case keyPath(KeyPath)
+    case keyPath(PredicateKeyPath)
 
     /// Where the expression starts in the source.
     public var position: SourcePosition {
@@ -49,7 +49,7 @@ public struct Literal: Sendable, Hashable {
 }
 
 /// `base.component.component…`
-public struct KeyPath: Sendable, Hashable {
+public struct PredicateKeyPath: Sendable, Hashable {
     public enum Base: Sendable, Hashable {
         /// The object being evaluated: no base written, or `SELF`.
         case object
@@ -57,7 +57,7 @@ public struct KeyPath: Sendable, Hashable {
         case variable(String)
         /// `SUBQUERY(collection, $var, predicate)`: the elements of `collection` for which
         /// `predicate` holds with `$var` (and SELF) set to the element.
-        case subquery(collection: Expression, variable: String, predicate: Predicate)
+        case subquery(collection: KeelExpression, variable: String, predicate: KeelPredicate)
     }
 
     public enum Component: Sendable, Hashable {
@@ -89,7 +89,7 @@ public struct KeyPath: Sendable, Hashable {
     }
 
     /// Source positions are not part of equality; `componentPositions` is ignored the same way.
-    public static func == (a: KeyPath, b: KeyPath) -> Bool {
+    public static func == (a: PredicateKeyPath, b: PredicateKeyPath) -> Bool {
         a.base == b.base && a.components == b.components
     }
 

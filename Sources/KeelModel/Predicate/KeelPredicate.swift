@@ -1,4 +1,4 @@
-// The predicate language's syntax tree: what `Predicate.parse` (PredicateParser.swift) makes of
+// The predicate language's syntax tree: what `KeelPredicate.parse` (PredicateParser.swift) makes of
 // an `NSPredicate(format:)` string, before it meets a model. Independent of storage and of any
 // entity: `PredicateBinder` resolves key paths, arguments and variables against a `Model` and
 // turns this tree into a `BoundPredicate`, which is what evaluation and the planner read.
@@ -9,20 +9,20 @@
 // an equal tree for every tree `parse` made (tests: PredicateRoundTripTests).
 
 /// A parsed predicate: a boolean combination of comparisons.
-public indirect enum Predicate: Sendable, Hashable {
+public indirect enum KeelPredicate: Sendable, Hashable {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
     /// `NOT p` / `!p`.
-    case not(Predicate)
-    /// `a AND b AND …` (never nested directly in another `and`; use `Predicate.and(_:)`).
-    case and([Predicate])
+    case not(KeelPredicate)
+    /// `a AND b AND …` (never nested directly in another `and`; use `KeelPredicate.and(_:)`).
+    case and([KeelPredicate])
     /// `a OR b OR …` (never nested directly in another `or`).
-    case or([Predicate])
+    case or([KeelPredicate])
     case comparison(Comparison)
 
     /// A conjunction with nested conjunctions flattened (what the parser builds).
-    public static func and(flattening terms: [Predicate]) -> Predicate {
-        var flat: [Predicate] = []
+    public static func and(flattening terms: [KeelPredicate]) -> KeelPredicate {
+        var flat: [KeelPredicate] = []
         for term in terms {
             if case .and(let inner) = term { flat.append(contentsOf: inner) } else { flat.append(term) }
         }
@@ -30,8 +30,8 @@ public indirect enum Predicate: Sendable, Hashable {
     }
 
     /// A disjunction with nested disjunctions flattened.
-    public static func or(flattening terms: [Predicate]) -> Predicate {
-        var flat: [Predicate] = []
+    public static func or(flattening terms: [KeelPredicate]) -> KeelPredicate {
+        var flat: [KeelPredicate] = []
         for term in terms {
             if case .or(let inner) = term { flat.append(contentsOf: inner) } else { flat.append(term) }
         }
@@ -42,16 +42,16 @@ public indirect enum Predicate: Sendable, Hashable {
 /// `left op[options] right`, optionally under `ANY`/`ALL`/`NONE`.
 public struct Comparison: Sendable, Hashable {
     public var modifier: ComparisonModifier
-    public var left: Expression
+    public var left: KeelExpression
     public var op: ComparisonOperator
     public var options: StringOptions
-    public var right: Expression
+    public var right: KeelExpression
     /// Where the operator starts in the source (not part of equality).
     public var position: SourcePosition
 
     public init(
-        modifier: ComparisonModifier = .direct, left: Expression, op: ComparisonOperator, options: StringOptions = [],
-        right: Expression, position: SourcePosition = SourcePosition(0)
+        modifier: ComparisonModifier = .direct, left: KeelExpression, op: ComparisonOperator, options: StringOptions = [],
+        right: KeelExpression, position: SourcePosition = SourcePosition(0)
     ) {
         self.modifier = modifier
         self.left = left

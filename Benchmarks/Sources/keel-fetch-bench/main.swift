@@ -1,0 +1,122 @@
+// keel-fetch-bench: fetch requests on 1M Employee objects, Keel's object layer against SQLite in
+// one run, same data, same indexes (Docs/Performance.md, "Fetch").
+//
+//     swift run -c release keel-fetch-bench [--count 1000000] [--dir /tmp/keel-fetch-bench] [--model ../config/model.json]
+//
+// Each row runs its queries on Keel, then on SQLite, three rounds, engines alternating first;
+// the median round is reported per query. Ratio = SQLite time / Keel time (above 1.00×: Keel
+// faster). Both engines must return the same number of rows, or the run stops.
+
+import CSQLite3
+import Foundation
+import KeelModel
+
+var arguments = CommandLine.arguments.dropFirst()
+var count = 1_000_000
+var directory = "/tmp/keel-fetch-bench"
+var modelPath = "../config/model.json"
+var only: Int? = nil
+while let flag = arguments.popFirst() {
+    switch flag {
+    case "--count": count = Int(arguments.popFirst() ?? "") ?? count
+    case "--dir": directory = arguments.popFirst() ?? directory
+    case "--model": modelPath = arguments.popFirst() ?? modelPath
+    case "--only": only = Int(arguments.popFirst() ?? "")
+    default: print("unknown flag \(flag)"); exit(2)
+    }
+}
+
+let data = FetchData(count: count, departments: 1000)
+let fm = FileManager.default
+let marker = "\(directory)/loaded-\(count)"
+if !fm.fileExists(atPath: marker) {
+    try? fm.removeItem(atPath: directory)
+    try fm.createDirectory(atPath: "\(directory)/keel", withIntermediateDirectories: true)
+    var start = Date()
+    let loader = try KeelFetch(directory: "\(directory)/keel", modelPath: modelPath)
+    try loader.load(data)
+    try loader.store.close()
+    print("keel load: \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+    start = Date()
+    try SQLiteFetch(path: "\(directory)/sqlite.db").load(data)
+    print("sqlite load: \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+    _ = fm.createFile(atPath: marker, contents: nil)
+}
+
+let keel = try KeelFetch(directory: "\(directory)/keel", modelPath: modelPath)
+let sqlite = try SQLiteFetch(path: "\(directory)/sqlite.db")
+let context = ObjectContext(store: keel.store)
+
+struct Workload {
+    let name: String
+    let queries: Int
+    let keel: (Int) throws -> Int
+    let sqlite: (Int) throws -> Int
+}
+
+func dept(_ i: Int) -> JSON { .string("Department/\(i % data.departments + 1)") }
+func someName(_ i: Int) -> String { FetchData.name((i &* 7919) % 65_536) }
+
+let equality = try sqlite.prepare("SELECT * FROM employee WHERE name = ?")
+let range = try sqlite.prepare("SELECT * FROM employee WHERE name >= ? ORDER BY name, id LIMIT 10")
+let counting = try sqlite.prepare("SELECT count(*) FROM employee WHERE department = ? AND salary > ?")
+let join = try sqlite.prepare("SELECT e.* FROM employee e JOIN department d ON d.id = e.department WHERE d.name = ?")
+let contains = try sqlite.prepare("SELECT * FROM employee WHERE name LIKE '%kalo%'")
+
+let workloads: [Workload] = [
+    Workload(name: "indexed equality: name == ?", queries: 500,
+        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string(someName(i))])) },
+        sqlite: { i in try sqlite.rows(equality) { sqlite3_bind_text($0, 1, someName(i), -1, sqliteTransient) } }),
+    Workload(name: "range + sort + limit 10: name >= ? by name", queries: 500,
+        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name >= %@", args: [.string(someName(i))], sort: [KeelSortDescriptor(key: "name")], limit: 10)) },
+        sqlite: { i in try sqlite.rows(range) { sqlite3_bind_text($0, 1, someName(i), -1, sqliteTransient) } }),
+    Workload(name: "count: department == ? AND salary > 10000", queries: 500,
+        keel: { i in try context.count(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000", args: [dept(i)])) },
+        sqlite: { i in
+            sqlite3_reset(counting)
+            sqlite3_bind_int64(counting, 1, Int64(i % data.departments + 1))
+            sqlite3_bind_double(counting, 2, 10000)
+            guard sqlite3_step(counting) == SQLITE_ROW else { throw BenchError("count") }
+            return Int(sqlite3_column_int64(counting, 0))
+        }),
+    Workload(name: "through to-one: department.name == ?", queries: 100,
+        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "department.name == %@", args: [.string("Dept \(i % data.departments)")])) },
+        sqlite: { i in try sqlite.rows(join) { sqlite3_bind_text($0, 1, "Dept \(i % data.departments)", -1, sqliteTransient) } }),
+    Workload(name: "unindexed scan: name CONTAINS[c] 'kalo'", queries: 3,
+        keel: { _ in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name CONTAINS[c] 'kalo'")) },
+        sqlite: { _ in try sqlite.rows(contains) { _ in } }),
+]
+
+print("| workload | queries | Keel µs/query | SQLite µs/query | Keel/SQLite |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for (number, workload) in workloads.enumerated() where only == nil || only == number {
+    // Warm-up and agreement check.
+    for i in 0..<min(workload.queries, 20) {
+        let k = try workload.keel(i), s = try workload.sqlite(i)
+        guard k == s else { throw BenchError("\(workload.name): query \(i): Keel \(k) rows, SQLite \(s)") }
+    }
+    var keelTimes: [Double] = []
+    var sqliteTimes: [Double] = []
+    for round in 0..<3 {
+        func time(_ body: (Int) throws -> Int) throws -> Double {
+            let start = DispatchTime.now().uptimeNanoseconds
+            for i in 0..<workload.queries { _ = try body(i + round * 7) }
+            return Double(DispatchTime.now().uptimeNanoseconds - start) / 1000 / Double(workload.queries)
+        }
+        if round % 2 == 0 {
+            keelTimes.append(try time(workload.keel))
+            sqliteTimes.append(try time(workload.sqlite))
+        } else {
+            sqliteTimes.append(try time(workload.sqlite))
+            keelTimes.append(try time(workload.keel))
+        }
+    }
+    let k = keelTimes.sorted()[1], s = sqliteTimes.sorted()[1]
+    print("| \(workload.name) | \(workload.queries) | \(String(format: "%.1f", k)) | \(String(format: "%.1f", s)) | \(String(format: "%.2f", s / k))× |")
+}
+print("plans:")
+print("  " + (try context.explain(FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string(someName(1))]))))
+print("  " + (try context.explain(FetchRequest(entity: "Employee", predicate: "name >= %@", args: ["Ka"], sort: [KeelSortDescriptor(key: "name")], limit: 10))))
+print("  " + (try context.explain(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000", args: [dept(3)]))))
+print("  " + (try context.explain(FetchRequest(entity: "Employee", predicate: "department.name == %@", args: ["Dept 3"]))))
+print("  " + (try context.explain(FetchRequest(entity: "Employee", predicate: "name CONTAINS[c] 'kalo'"))))

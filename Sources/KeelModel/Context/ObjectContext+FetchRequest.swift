@@ -1,0 +1,131 @@
+// FETCH, COUNT and EXPLAIN with a `FetchRequest`: the predicate language, sort descriptors,
+// limit/offset, result types, `include` with prefetching and fetched properties, planned with
+// the indexes (Fetch/FetchPlanner.swift). A fetch reads the context's snapshot with its pending
+// changes laid over it: inserted objects match, deleted ones do not, changed ones are evaluated
+// on their pending values — with or without an index.
+
+extension ObjectContext {
+    /// `FETCH`: calls `row` with each result, in order, streamed (a million objects are never
+    /// held at once, except that a sort no index gives holds the matches — only the best
+    /// `offset + limit` of them with a limit). `row` returns false to stop. Returns how many
+    /// rows were handed over, or for `result: count`, the count (and `row` is not called).
+    @discardableResult
+    public func fetch(_ request: FetchRequest, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
+        // A copy of the state: `row` may call the context (its changes are not seen by this fetch).
+        let state = try readState()
+        let prepared = try PreparedFetch(request, model: model)
+        if request.result == .count { return try count(prepared, state) }
+        // First, in one engine read (Self.pinning): the plan and, when the fetch is small, the
+        // whole result, materialized before `row` sees any of it — `row` never runs inside the read.
+        var first: [FetchRow] = []
+        let (plan, complete) = try Self.pinning(state, prepared.entity.id) { () throws(KeelError) -> (FetchPlan, Bool) in
+            let plan = try prepared.plan(in: state, explaining: false)
+            guard Self.fitsOneRead(plan, ordering: prepared.ordering) else { return (plan, false) }
+            var materializer = FetchMaterializer(state: state, prepared: prepared)
+            var produced = 0
+            var stopped = false
+            let collect = { (fetched: FetchRow) throws(KeelError) -> Bool in
+                first.append(fetched)
+                return true
+            }
+            try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).run { (stored) throws(KeelError) -> Bool in
+                if produced == Self.pinnedRows {
+                    stopped = true
+                    return false
+                }
+                produced += 1
+                return try materializer.add(stored, collect)
+            }
+            // `pinnedRows` is a multiple of the materializer's chunk: when stopped, nothing is buffered.
+            if !stopped { _ = try materializer.flush(collect) }
+            return (plan, !stopped)
+        }
+        var delivered = 0
+        // By index: the row is borrowed from the array, not copied (a FetchRow holds a dozen references).
+        for i in first.indices {
+            delivered += 1
+            guard try row(first[i]) else { return delivered }
+        }
+        if complete { return delivered }
+        // The rest streams, each chunk in its own read; the rows handed over already are skipped.
+        let executor = FetchExecutor(state: state, plan: plan, ordering: prepared.ordering)
+        var materializer = FetchMaterializer(state: state, prepared: prepared)
+        var skip = first.count
+        first = []
+        var going = true
+        try withoutActuallyEscaping(row) { (row) throws(KeelError) in
+            let counting = { (fetched: FetchRow) throws(KeelError) -> Bool in
+                delivered += 1
+                return try row(fetched)
+            }
+            try executor.run { (stored) throws(KeelError) -> Bool in
+                if skip > 0 {
+                    skip -= 1
+                    return true
+                }
+                going = try materializer.add(stored, counting)
+                return going
+            }
+            if going { _ = try materializer.flush(counting) }
+        }
+        return delivered
+    }
+
+    /// Rows a fetch materializes inside its first engine read (a multiple of the materializer's chunk).
+    static let pinnedRows = 8 * FetchMaterializer.chunkSize
+
+    /// Whether running `plan` for its first `pinnedRows` rows is cheap enough to try in one read
+    /// (and to redo, skipped, when the result turns out longer): index reads, which stream, and
+    /// fetches whose limit keeps them inside; not a scan or an in-memory sort without one.
+    static func fitsOneRead(_ plan: FetchPlan, ordering: ObjectOrdering?) -> Bool {
+        if let limit = plan.limit, limit + plan.offset <= pinnedRows { return true }
+        guard plan.offset == 0 else { return false }
+        switch plan.access {
+        case .nothing: return true
+        case .scan: return false
+        case .index, .union: return plan.orderedByAccess || ordering == nil
+        }
+    }
+
+    /// Runs `body` with the engine read of the entity's store held open (ObjectSnapshot.pinned)
+    /// when the context reads a store snapshot.
+    static func pinning<R>(_ state: ContextOverlay, _ entity: EntityID, _ body: () throws(KeelError) -> R) throws(KeelError) -> R {
+        guard let snapshot = state.base as? ObjectSnapshot, entity.index < snapshot.layout.storeOf.count else { return try body() }
+        return try snapshot.pinned(store: snapshot.layout.storeOf[entity.index], body)
+    }
+
+    private func count(_ prepared: PreparedFetch, _ state: ContextOverlay) throws(KeelError) -> Int {
+        try Self.pinning(state, prepared.entity.id) { () throws(KeelError) -> Int in
+            let plan = try prepared.plan(in: state, explaining: false)
+            return try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).count()
+        }
+    }
+
+    /// `FETCH` collected into an array.
+    public func fetch(_ request: FetchRequest) throws(KeelError) -> [FetchRow] {
+        var out: [FetchRow] = []
+        try fetch(request) { row in
+            out.append(row)
+            return true
+        }
+        return out
+    }
+
+    /// `COUNT`: how many rows the fetch would give (after `offset`, at most `limit`). An index
+    /// that serves the whole predicate is counted by its keys; no row is read.
+    public func count(_ request: FetchRequest) throws(KeelError) -> Int {
+        let state = try readState()
+        return try count(try PreparedFetch(request, model: model), state)
+    }
+
+    /// `EXPLAIN`: how the fetch would run, in words (Docs/Predicates.md, "Indexes and EXPLAIN").
+    public func explain(_ request: FetchRequest) throws(KeelError) -> String {
+        try plan(request).explain(in: model)
+    }
+
+    /// The plan the fetch would run, with its estimate.
+    public func plan(_ request: FetchRequest) throws(KeelError) -> FetchPlan {
+        let state = try readState()
+        return try PreparedFetch(request, model: model).plan(in: state, explaining: true)
+    }
+}

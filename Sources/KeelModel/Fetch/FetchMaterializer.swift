@@ -1,0 +1,248 @@
+// Turns fetched rows into result values in chunks, so the reads a result needs beyond the row
+// are batched: for a chunk of up to 128 objects, one read per to-many relationship (members of
+// every object of the chunk), one read for the to-one targets that might be missing, and one
+// read for the objects of each `include` (prefetching, as Core Data's
+// `relationshipKeyPathsForPrefetching`). A fetched property is a fetch of its own per object
+// (through the planner, so `bookUUID == $FETCH_SOURCE.uuid` reads the index), evaluated every
+// time it is asked for: nothing is cached across saves.
+
+struct FetchMaterializer {
+    static let chunkSize = 128
+
+    let state: ContextOverlay
+    let prepared: PreparedFetch
+    private var buffer: [StoredObject] = []
+
+    init(state: ContextOverlay, prepared: PreparedFetch) {
+        self.state = state
+        self.prepared = prepared
+    }
+
+    var model: Model { state.model }
+
+    /// Takes one row; hands finished rows to `body` a chunk at a time. False once `body` stopped.
+    mutating func add(_ row: StoredObject, _ body: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
+        let request = prepared.request
+        if request.result == .ids || request.result == .count {
+            return try body(FetchRow(id: row.id, result: request.result, object: nil, fields: nil))
+        }
+        buffer.append(row)
+        if buffer.count >= Self.chunkSize { return try flush(body) }
+        return true
+    }
+
+    /// Hands over what is buffered.
+    mutating func flush(_ body: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
+        guard !buffer.isEmpty else { return true }
+        let rows = buffer
+        buffer.removeAll(keepingCapacity: true)
+        let objects = try Self.managedObjects(rows, state: state, include: prepared.inclusions)
+        for object in objects {
+            guard try body(FetchRow(id: object.id, result: prepared.request.result, object: object, fields: prepared.fields)) else {
+                return false
+            }
+        }
+        return true
+    }
+
+    // MARK: Objects in batches
+
+    /// The values of `rows` as the context reads them, with `include` embedded.
+    static func managedObjects(
+        _ rows: [StoredObject], state: ContextOverlay, include: [PreparedFetch.Inclusion]
+    ) throws(KeelError) -> [ManagedObject] {
+        let model = state.model
+        var values = rows.map(\.values)
+        // What each entity's rows need, worked out once per entity of the chunk (not per row).
+        var shapes = ShapeCache(model: model)
+        // To-one targets that might be missing, and to-many members, per field.
+        var uncertain: [ObjectID] = []
+        var manyFields: [Int: [Int]] = [:]  // field → row positions
+        for (i, row) in rows.enumerated() {
+            let shape = shapes[row.id.entity]
+            if !shape.transients.isEmpty {
+                let transients = state.transients[row.id]
+                for (field, fallback) in shape.transients { values[i][field] = transients?[field] ?? fallback }
+            }
+            for field in shape.toMany { manyFields[field, default: []].append(i) }
+            for (field, mayDangle) in shape.toOne {
+                guard case .object(let target) = row.values[field] else {
+                    values[i][field] = .null
+                    continue
+                }
+                if state.deleted.contains(target) {
+                    values[i][field] = .null
+                } else if mayDangle, state.rows[target] == nil {
+                    uncertain.append(target)
+                }
+            }
+        }
+        var members: [Int: [[ObjectID]]] = [:]
+        for (field, positions) in manyFields.sorted(by: { $0.key < $1.key }) {
+            members[field] = try Self.members(positions.map { rows[$0].id }, field: field, state: state)
+            guard case .relationship(let r) = model[rows[positions[0]].id.entity].properties[field], ObjectContext.mayDangle(r, model)
+            else { continue }
+            for target in (members[field] ?? []).joined() where !state.deleted.contains(target) && state.rows[target] == nil {
+                uncertain.append(target)
+            }
+        }
+        let missing = try Self.missing(uncertain, state: state)
+        if !missing.isEmpty {
+            for (i, row) in rows.enumerated() {
+                for (field, _) in shapes[row.id.entity].toOne {
+                    if case .object(let target) = values[i][field], missing.contains(target) { values[i][field] = .null }
+                }
+            }
+        }
+        for (field, positions) in manyFields {
+            guard let lists = members[field] else { continue }
+            for (n, i) in positions.enumerated() {
+                let live = lists[n].filter { !missing.contains($0) && !state.deleted.contains($0) }
+                values[i][field] = .objects(live)
+            }
+        }
+        var included: [[String: [ManagedObject]]] = Array(repeating: [:], count: rows.count)
+        for inclusion in include {
+            switch inclusion {
+            case .relationship(let name, let field, _):
+                var targets: [ObjectID] = []
+                var seen = Set<ObjectID>()
+                for v in values {
+                    for t in Self.targets(v[field]) where seen.insert(t).inserted { targets.append(t) }
+                }
+                let loaded = try Self.load(targets, state: state)
+                let embedded = try Self.managedObjects(loaded.compactMap { $0 }, state: state, include: [])
+                let byID = Dictionary(embedded.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+                for i in rows.indices { included[i][name] = Self.targets(values[i][field]).compactMap { byID[$0] } }
+            case .fetched(let property):
+                for (i, row) in rows.enumerated() {
+                    included[i][property.name] = try Self.fetched(property, source: row, state: state)
+                }
+            }
+        }
+        var out: [ManagedObject] = []
+        out.reserveCapacity(rows.count)
+        for i in rows.indices {
+            out.append(
+                ManagedObject(
+                    id: rows[i].id, entity: shapes[rows[i].id.entity].entity, version: rows[i].version, values: values[i],
+                    included: include.isEmpty ? [:] : included[i]))
+        }
+        return out
+    }
+
+    /// Per entity: its transient attributes (with their defaults), to-many fields, and to-one
+    /// fields with whether their targets may be missing. Chunks are mostly of one entity: the
+    /// last one looked up is kept at hand.
+    struct ShapeCache {
+        struct Shape {
+            let entity: Entity
+            var transients: [(Int, Value)] = []
+            var toMany: [Int] = []
+            var toOne: [(Int, Bool)] = []
+        }
+
+        let model: Model
+        private var last: (EntityID, Shape)?
+        private var others: [EntityID: Shape] = [:]
+
+        init(model: Model) { self.model = model }
+
+        subscript(_ id: EntityID) -> Shape {
+            mutating get {
+                if let last, last.0 == id { return last.1 }
+                let shape = others[id] ?? Self.shape(model[id], model)
+                others[id] = shape
+                last = (id, shape)
+                return shape
+            }
+        }
+
+        static func shape(_ entity: Entity, _ model: Model) -> Shape {
+            var shape = Shape(entity: entity)
+            for (field, property) in entity.properties.enumerated() {
+                switch property {
+                case .attribute(let a) where a.isTransient: shape.transients.append((field, a.defaultValue ?? .null))
+                case .attribute: continue
+                case .relationship(let r) where r.isToMany: shape.toMany.append(field)
+                case .relationship(let r): shape.toOne.append((field, ObjectContext.mayDangle(r, model)))
+                }
+            }
+            return shape
+        }
+    }
+
+    /// The objects of a fetched property for one source object: its predicate bound with
+    /// `$FETCH_SOURCE` = the source, its sort, planned and run over the same state.
+    static func fetched(_ property: FetchedProperty, source: StoredObject, state: ContextOverlay) throws(KeelError) -> [ManagedObject] {
+        let model = state.model
+        let request = FetchRequest(entity: model[property.destination].name, predicate: property.predicate, sort: property.sort)
+        let prepared = try PreparedFetch(request, model: model, fetchSource: FetchSource(object: source, graph: state))
+        let plan = try prepared.plan(in: state, explaining: false)
+        var rows: [StoredObject] = []
+        try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).run { row in
+            rows.append(row)
+            return true
+        }
+        return try managedObjects(rows, state: state, include: [])
+    }
+
+    static func targets(_ value: Value) -> [ObjectID] {
+        switch value {
+        case .object(let id): [id]
+        case .objects(let ids): ids
+        default: []
+        }
+    }
+
+    /// Members of `field` for each object: pending edits from the overlay, the rest in one read.
+    static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
+        var out = [[ObjectID]](repeating: [], count: ids.count)
+        var fromBase: [Int] = []
+        for (i, id) in ids.enumerated() {
+            if state.rows[id]?.isInserted == true || state.members[MemberKey(id: id, field: field)] != nil || state.deleted.contains(id) {
+                out[i] = try state.members(of: id, field: field)
+            } else {
+                fromBase.append(i)
+            }
+        }
+        guard !fromBase.isEmpty else { return out }
+        if let snapshot = state.base as? ObjectSnapshot {
+            let lists = try snapshot.members(of: fromBase.map { ids[$0] }, field: field)
+            for (n, i) in fromBase.enumerated() { out[i] = lists[n] }
+        } else {
+            for i in fromBase { out[i] = try state.members(of: ids[i], field: field) }
+        }
+        return out
+    }
+
+    /// Which of `ids` (none deleted or pending in the context) do not exist in the snapshot.
+    static func missing(_ ids: [ObjectID], state: ContextOverlay) throws(KeelError) -> Set<ObjectID> {
+        guard !ids.isEmpty else { return [] }
+        let unique = Array(Set(ids))
+        let rows = try load(unique, state: state)
+        return Set(zip(unique, rows).compactMap { $1 == nil ? $0 : nil })
+    }
+
+    /// Rows as the context sees them: pending ones from the overlay, the rest in one read per store.
+    static func load(_ ids: [ObjectID], state: ContextOverlay) throws(KeelError) -> [StoredObject?] {
+        var out = [StoredObject?](repeating: nil, count: ids.count)
+        var fromBase: [Int] = []
+        for (i, id) in ids.enumerated() {
+            if state.deleted.contains(id) { continue }
+            if let row = state.rows[id] {
+                out[i] = StoredObject(id: id, version: row.version, values: row.values)
+            } else if id.entity.index < state.model.entities.count {
+                fromBase.append(i)
+            }
+        }
+        guard !fromBase.isEmpty else { return out }
+        if let snapshot = state.base as? ObjectSnapshot {
+            let rows = try snapshot.objects(fromBase.map { ids[$0] })
+            for (n, i) in fromBase.enumerated() { out[i] = rows[n] }
+        } else {
+            for i in fromBase { out[i] = try state.object(ids[i]) }
+        }
+        return out
+    }
+}

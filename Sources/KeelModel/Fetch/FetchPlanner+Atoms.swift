@@ -1,0 +1,285 @@
+// The planner's reading of a predicate: which terms of a conjunction an index can serve, and the
+// key ranges they make on a given index.
+//
+// A term is index-servable when it compares an attribute of the fetched object itself (or a
+// to-one of it) with constants, without `[c]`/`[d]` and without ANY/ALL/NONE:
+//   attribute ==, IN {…}                     → points (nil included: idx trees hold nulls)
+//   attribute < <= > >=, BETWEEN {lo, hi}   → a range inside the attribute type's key family
+//   string attribute BEGINSWITH 'p'          → the range of keys starting with p's bytes
+//   to-one == obj, IN {objs}                 → points, objects that do not exist dropped
+// and the constant's key order agrees with how predicates compare it (KeyFamily.fits). Such a
+// term is served *exactly*: the range holds the objects that satisfy it and no others, so it
+// needs no re-check. A to-one compares as nil when its target is missing, so only existing
+// targets are looked up, and `to-one == nil` is not served (a dangling row is keyed by its old
+// target). Unique trees hold no entry for an object with a null in the key, so one is used only
+// when every column is constrained by a term that excludes null.
+
+extension FetchPlanner {
+    /// One servable term: a constraint on one field.
+    struct Atom {
+        enum Constraint {
+            /// Equal to one of these value keys.
+            case points([[UInt8]], hasNull: Bool)
+            /// Inside this range of one column's keys.
+            case range(KeyRange)
+        }
+
+        let term: Int
+        let field: Int
+        let constraint: Constraint
+        let text: String
+
+        var pointCount: Int {
+            if case .points(let p, _) = constraint { return p.count }
+            return Int.max
+        }
+    }
+
+    /// The atom a term makes, nil when no index can serve it.
+    func atom(_ term: Int, _ node: BoundNode) throws(KeelError) -> Atom? {
+        guard case .comparison(let c) = node, c.modifier == .direct, c.options.isEmpty else { return nil }
+        var op = c.op
+        let side: BoundExpression
+        let other: BoundExpression
+        if isColumn(c.left) {
+            side = c.left
+            other = c.right
+        } else if isColumn(c.right), c.left.constant != nil {
+            side = c.right
+            other = c.left
+            switch op {
+            case .equal: break
+            case .less: op = .greater
+            case .lessOrEqual: op = .greaterOrEqual
+            case .greater: op = .less
+            case .greaterOrEqual: op = .lessOrEqual
+            default: return nil
+            }
+        } else {
+            return nil
+        }
+        let properties = model[entity].properties
+        switch side {
+        case .field(let f):
+            guard properties.indices.contains(f), case .attribute(let a) = properties[f] else { return nil }
+            guard let constraint = attributeConstraint(op, other, a.type) else { return nil }
+            return Atom(term: term, field: f, constraint: constraint, text: conditionText(a.name, op, other))
+        case .path(let p) where p.steps.count == 2:
+            return try semiJoin(term, c, p, op: op, other)
+        case .path(let p):
+            guard case .toOne(let f) = p.steps.first, properties.indices.contains(f),
+                case .relationship(let r) = properties[f]
+            else { return nil }
+            var targets: [Value]
+            switch (op, other) {
+            case (.equal, .constant(let v)): targets = [v]
+            case (.in, .list(let vs)): targets = vs
+            default: return nil
+            }
+            var points: [[UInt8]] = []
+            for target in targets {
+                guard case .object(let id) = target else { return nil }
+                if id.entity.index < model.entities.count, try state.object(id) != nil {
+                    points.append(KeyEncoding.valuesKey([target]))
+                }
+            }
+            return Atom(term: term, field: f, constraint: .points(Self.unique(points), hasNull: false), text: conditionText(r.name, op, other))
+        default:
+            return nil
+        }
+    }
+
+    /// `.field(f)`, a single to-one hop from the object, or a to-one hop and an attribute.
+    private func isColumn(_ expression: BoundExpression) -> Bool {
+        switch expression {
+        case .field: return true
+        case .path(let p):
+            guard case .object = p.base, p.aggregate == nil, case .toOne = p.steps[0] else { return false }
+            if p.steps.count == 1 { return true }
+            if p.steps.count == 2, case .attribute = p.steps[1] { return true }
+            return false
+        default: return false
+        }
+    }
+
+    /// `toOne.attribute op constant` (`department.name == 'Sales'`) as `toOne IN {the objects
+    /// whose attribute matches}`: the destination is fetched first (with its own indexes) over
+    /// the same state, and when at most `semiJoinLimit` objects match, their IDs become points
+    /// on the to-one. Exact for comparisons that are false on nil (an unset or dangling to-one
+    /// reads every key behind it as nil): not `!=`, and no nil among the constants.
+    private func semiJoin(
+        _ term: Int, _ c: BoundComparison, _ p: BoundKeyPath, op: ComparisonOperator, _ other: BoundExpression
+    ) throws(KeelError) -> Atom? {
+        guard case .toOne(let f) = p.steps[0], case .attribute(let g) = p.steps[1],
+            case .relationship(let r) = model[entity].properties[f], indexes != nil
+        else { return nil }
+        switch (op, other) {
+        case (.notEqual, _): return nil
+        case (_, .constant(let v)) where v.isNull: return nil
+        case (_, .list(let vs)) where vs.contains(where: \.isNull): return nil
+        case (_, .constant), (_, .list): break
+        default: return nil
+        }
+        let comparison = BoundComparison(
+            modifier: .direct, left: .field(g), op: op, options: c.options, right: other, position: c.position, pattern: c.pattern)
+        let inner = BoundPredicate(entity: r.destination, root: .comparison(comparison), source: .constant(true), slotCount: 0)
+        let planner = FetchPlanner(
+            model: model, entity: r.destination, includeSubentities: true, predicate: inner, ordering: nil,
+            limit: Self.semiJoinLimit + 1, offset: 0, state: state, indexes: indexes, explaining: false)
+        var targets: [Value] = []
+        try FetchExecutor(state: state, plan: try planner.plan(), ordering: nil).run { row in
+            targets.append(.object(row.id))
+            return true
+        }
+        guard targets.count <= Self.semiJoinLimit else { return nil }
+        let points = Self.unique(targets.map { KeyEncoding.valuesKey([$0]) })
+        let shown = conditionText(p.text, op, other) + " → " + conditionText(r.name, .in, .list(targets.sorted { Value.sortCompare($0, $1) == .orderedAscending }))
+        return Atom(term: term, field: f, constraint: .points(points, hasNull: false), text: shown)
+    }
+
+    private func attributeConstraint(_ op: ComparisonOperator, _ other: BoundExpression, _ type: AttributeType) -> Atom.Constraint? {
+        func key(_ v: Value) -> [UInt8] { KeyEncoding.valuesKey([v]) }
+        switch (op, other) {
+        case (.equal, .constant(let v)):
+            if v.isNull { return type == .json ? nil : .points([[KeyEncoding.Tag.null]], hasNull: true) }
+            return KeyFamily.fits(v, type) ? .points([key(v)], hasNull: false) : nil
+        case (.in, .list(let vs)):
+            var points: [[UInt8]] = []
+            var hasNull = false
+            for v in vs {
+                if v.isNull, type != .json {
+                    hasNull = true
+                    points.append([KeyEncoding.Tag.null])
+                } else if KeyFamily.fits(v, type) {
+                    points.append(key(v))
+                } else {
+                    return nil
+                }
+            }
+            return .points(Self.unique(points), hasNull: hasNull)
+        case (.less, .constant(let v)), (.lessOrEqual, .constant(let v)), (.greater, .constant(let v)),
+            (.greaterOrEqual, .constant(let v)):
+            guard KeyFamily.fits(v, type), let (low, high) = KeyFamily.tags(of: type) else { return nil }
+            let k = key(v)
+            switch op {
+            case .less: return .range(KeyRange(lower: [low], upper: k))
+            case .lessOrEqual: return .range(KeyRange(lower: [low], upper: KeyRange.successor(of: k) ?? [high]))
+            case .greater: return .range(KeyRange(lower: KeyRange.successor(of: k) ?? [high], upper: [high]))
+            default: return .range(KeyRange(lower: k, upper: [high]))
+            }
+        case (.between, .list(let bounds)):
+            guard bounds.count == 2, KeyFamily.fits(bounds[0], type), KeyFamily.fits(bounds[1], type),
+                let (_, high) = KeyFamily.tags(of: type)
+            else { return nil }
+            return .range(KeyRange(lower: key(bounds[0]), upper: KeyRange.successor(of: key(bounds[1])) ?? [high]))
+        case (.beginsWith, .constant(.string(let prefix))) where type == .string:
+            var bytes: [UInt8] = [KeyEncoding.Tag.string]
+            for b in prefix.utf8 {
+                bytes.append(b)
+                if b == 0 { bytes.append(0xFF) }
+            }
+            return .range(KeyRange.prefix(bytes))
+        default:
+            return nil
+        }
+    }
+
+    static func unique(_ points: [[UInt8]]) -> [[UInt8]] {
+        var seen = Set<[UInt8]>()
+        return points.filter { seen.insert($0).inserted }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    // MARK: Accesses
+
+    /// The best read of `index` for the atoms: equality on a prefix of its columns, then points
+    /// or a range on the next one. Nil when the index serves nothing and cannot give the order.
+    func access(_ index: Index, _ atoms: [Atom]) -> IndexAccess? {
+        var prefixes: [[UInt8]] = [[]]
+        var ranges: [KeyRange]? = nil
+        var served: [Int] = []
+        var conditions: [String] = []
+        var fixed = 0
+        var stillFixed = true
+        var constrainedColumns = 0
+        for field in index.fields {
+            let mine = atoms.filter { $0.field == field }
+            let points = mine.filter { $0.pointCount != .max }.min { $0.pointCount < $1.pointCount }
+            if let points, case .points(let keys, let hasNull) = points.constraint, !(index.isUnique && hasNull),
+                keys.count * prefixes.count <= 1024
+            {
+                prefixes = prefixes.flatMap { p in keys.map { p + $0 } }
+                served.append(points.term)
+                conditions.append(points.text)
+                constrainedColumns += 1
+                if stillFixed, keys.count == 1 { fixed += 1 } else { stillFixed = false }
+                continue
+            }
+            let rangeAtoms = mine.filter { if case .range = $0.constraint { true } else { false } }
+            if !rangeAtoms.isEmpty {
+                var column = KeyRange(lower: [], upper: nil)
+                for atom in rangeAtoms {
+                    if case .range(let r) = atom.constraint { column = column.intersection(r) }
+                    served.append(atom.term)
+                    conditions.append(atom.text)
+                }
+                constrainedColumns += 1
+                ranges = prefixes.map { p in
+                    KeyRange(lower: p + column.lower, upper: column.upper.map { p + $0 } ?? KeyRange.successor(of: p))
+                }
+            }
+            break
+        }
+        if index.isUnique, constrainedColumns < index.fields.count { return nil }
+        let all = KeyRange.normalized(ranges ?? prefixes.map { KeyRange.prefix($0) })
+        let access = IndexAccess(index: index, ranges: all, conditions: conditions, served: served, fixedColumns: fixed)
+        if served.isEmpty, sortOrder(access) == nil { return nil }
+        return access
+    }
+
+    /// Whether reading `access` in key order (or backwards) gives the requested sort: the sort
+    /// keys are exactly the index columns after those fixed by equality, plain attributes of the
+    /// object, all ascending or all descending, case-sensitive. Nil when it does not; false/true
+    /// for forwards/backwards. No sort requested: nil.
+    func sortOrder(_ access: IndexAccess) -> Bool? {
+        guard let ordering, !ordering.keys.isEmpty else { return nil }
+        let rest = access.index.fields[access.fixedColumns...]
+        guard rest.count == ordering.keys.count else { return nil }
+        let ascending = ordering.keys[0].descriptor.ascending
+        let properties = model[entity].properties
+        for (key, field) in zip(ordering.keys, rest) {
+            guard case .field(let f) = key.expression, f == field, !key.descriptor.caseInsensitive,
+                key.descriptor.ascending == ascending, case .attribute(let a) = properties[f], a.type != .json
+            else { return nil }
+        }
+        return !ascending
+    }
+
+    // MARK: Text
+
+    func conditionText(_ name: String, _ op: ComparisonOperator, _ other: BoundExpression) -> String {
+        switch other {
+        case .constant(let v): return "\(name) \(op.rawValue) \(valueText(v))"
+        case .list(let vs):
+            let shown = vs.prefix(5).map(valueText).joined(separator: ", ") + (vs.count > 5 ? ", … \(vs.count) values" : "")
+            return "\(name) \(op.rawValue) {\(shown)}"
+        default: return "\(name) \(op.rawValue) …"
+        }
+    }
+
+    func valueText(_ value: Value) -> String {
+        switch value {
+        case .null: return "nil"
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .decimal(let d): return d.description
+        case .bool(let b): return b ? "TRUE" : "FALSE"
+        case .string(let s), .uri(let s): return JSON.string(s).serialized()
+        case .date(let ms): return "\"\(WireDate.format(ms))\""
+        case .object(let id): return id.entity.index < model.entities.count ? id.text(in: model) : "?"
+        case .uuid(let u): return "\"\(u.uuidString)\""
+        case .binary(let b): return "<\(b.count) bytes>"
+        case .json(let j): return j.serialized()
+        case .objects(let ids): return "{\(ids.count) objects}"
+        }
+    }
+}

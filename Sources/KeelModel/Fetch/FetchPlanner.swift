@@ -1,0 +1,205 @@
+// The query planner: picks how a fetch reads its candidates and what it still checks.
+//
+// - The predicate's top-level conjunction is split into terms; each term an index can serve
+//   exactly becomes an atom (FetchPlanner+Atoms.swift). Every index and unique constraint of the
+//   entity (inherited ones included) is tried: equality/IN on a prefix of its columns, then a
+//   range, IN or BEGINSWITH on the next. The terms it serves leave the filter.
+// - Choice: with one candidate, that one. With several, each is counted up to `probeCap`
+//   entries; the fewest wins (more columns served breaks ties). When a sort is asked and an
+//   index gives that order, it wins unless the most selective index is known small (under the
+//   cap), in which case its few rows are sorted in memory. So `sort + limit 10` on an indexed
+//   key reads about 10 rows.
+// - A top-level OR whose every branch has an index becomes a union of index reads (one index:
+//   its ranges merged; several: duplicates dropped by ID), with the whole predicate as filter.
+//   Otherwise, and with no usable index, a scan of the hierarchy's object tree with the whole
+//   predicate as filter.
+// - A term through a to-one (`department.name == 'Sales'`) is a semi-join: the destination's
+//   matches are fetched first (by its own indexes) and, when few, become `department IN {…}`.
+// - Estimates (EXPLAIN): index entries counted up to `explainCap`, then a third of the index
+//   tree; a scan, the objects of the entity (tree counts).
+
+struct FetchPlanner {
+    static let probeCap = 512
+    static let explainCap = 100_000
+    static let semiJoinLimit = 1024
+
+    let model: Model
+    let entity: EntityID
+    let includeSubentities: Bool
+    let predicate: BoundPredicate?
+    let ordering: ObjectOrdering?
+    let limit: Int?
+    let offset: Int
+    /// The state read: existence of to-one targets, semi-joins, counts for estimates.
+    let state: ContextOverlay
+    /// Index reads, nil when the state has none (the plan is then a scan).
+    let indexes: (any IndexReading)?
+    let explaining: Bool
+
+    var family: Set<EntityID> { includeSubentities ? Set(model[entity].family) : [entity] }
+
+    /// A term of the top-level conjunction with the text it was written as.
+    struct Term {
+        let node: BoundNode
+        let source: KeelPredicate
+    }
+
+    func plan() throws(KeelError) -> FetchPlan {
+        var plan = try choose()
+        if explaining { plan.estimatedRows = try estimate(plan) }
+        return plan
+    }
+
+    private func choose() throws(KeelError) -> FetchPlan {
+        guard let predicate else { return try planTerms([]) }
+        switch predicate.root {
+        case .constant(false): return make(.nothing("FALSEPREDICATE"), residual: nil)
+        case .constant(true): return try planTerms([])
+        case .or(let branches):
+            if let union = try union(branches, predicate) { return union }
+            return try planTerms([Term(node: predicate.root, source: predicate.source)])
+        case .and(let nodes):
+            if case .and(let sources) = predicate.source, sources.count == nodes.count {
+                return try planTerms(zip(nodes, sources).map { Term(node: $0, source: $1) })
+            }
+            return try planTerms([Term(node: predicate.root, source: predicate.source)])
+        default:
+            return try planTerms([Term(node: predicate.root, source: predicate.source)])
+        }
+    }
+
+    /// A plan for a conjunction of terms.
+    private func planTerms(_ terms: [Term]) throws(KeelError) -> FetchPlan {
+        if terms.contains(where: { if case .constant(false) = $0.node { true } else { false } }) {
+            return make(.nothing("FALSEPREDICATE"), residual: nil)
+        }
+        guard indexes != nil else { return make(.scan, residual: residual(terms, served: [])) }
+        var atoms: [Atom] = []
+        for (i, term) in terms.enumerated() {
+            if let atom = try atom(i, term.node) { atoms.append(atom) }
+        }
+        var candidates: [IndexAccess] = []
+        for index in model[entity].indexes + model[entity].uniqueConstraints {
+            if let access = access(index, atoms) { candidates.append(access) }
+        }
+        guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: [])) }
+        return make(.index(chosen), residual: residual(terms, served: Set(chosen.served)), reverse: sortOrder(chosen))
+    }
+
+    /// The candidate to read, nil for a scan.
+    private func pick(_ candidates: [IndexAccess]) throws(KeelError) -> IndexAccess? {
+        if candidates.count <= 1 { return candidates.first }
+        var counted: [IndexAccess] = []
+        for var candidate in candidates {
+            if !candidate.served.isEmpty { try count(&candidate, cap: Self.probeCap) }
+            counted.append(candidate)
+        }
+        let selective = counted.filter { !$0.served.isEmpty }.min { a, b in
+            let x = a.counted ?? .max, y = b.counted ?? .max
+            return x != y ? x < y : a.conditions.count > b.conditions.count
+        }
+        guard let ordering, !ordering.keys.isEmpty else { return selective }
+        if let selective, sortOrder(selective) != nil { return selective }
+        let ordered = counted.filter { sortOrder($0) != nil }.min { ($0.counted ?? .max) < ($1.counted ?? .max) }
+        guard let ordered else { return selective }
+        if let selective, !selective.capped { return selective }
+        return ordered
+    }
+
+    private func count(_ access: inout IndexAccess, cap: Int) throws(KeelError) {
+        guard let indexes else { return }
+        let n = try indexes.indexCount(access.index, ranges: access.ranges, family: family, cap: cap)
+        access.counted = n
+        access.capped = n >= cap
+    }
+
+    /// `a OR b OR …` as index reads, nil when some branch has no index.
+    private func union(_ branches: [BoundNode], _ predicate: BoundPredicate) throws(KeelError) -> FetchPlan? {
+        guard indexes != nil, case .or(let sources) = predicate.source, sources.count == branches.count else { return nil }
+        var accesses: [IndexAccess] = []
+        for (node, source) in zip(branches, sources) {
+            let terms: [Term]
+            if case .and(let nodes) = node, case .and(let parts) = source, nodes.count == parts.count {
+                terms = zip(nodes, parts).map { Term(node: $0, source: $1) }
+            } else {
+                terms = [Term(node: node, source: source)]
+            }
+            var atoms: [Atom] = []
+            for (i, term) in terms.enumerated() {
+                if let atom = try atom(i, term.node) { atoms.append(atom) }
+            }
+            var best: IndexAccess? = nil
+            for index in model[entity].indexes + model[entity].uniqueConstraints {
+                guard var access = access(index, atoms), !access.served.isEmpty else { continue }
+                try count(&access, cap: Self.probeCap)
+                if best == nil || (access.counted ?? .max) < (best?.counted ?? .max) { best = access }
+            }
+            guard let best else { return nil }
+            accesses.append(best)
+        }
+        let whole = residual([Term(node: predicate.root, source: predicate.source)], served: [])
+        if let first = accesses.first, accesses.allSatisfy({ $0.index == first.index }) {
+            let merged = IndexAccess(
+                index: first.index, ranges: KeyRange.normalized(accesses.flatMap(\.ranges)),
+                conditions: [accesses.map { $0.conditions.joined(separator: " AND ") }.joined(separator: " OR ")],
+                served: [], fixedColumns: 0)
+            return make(.index(merged), residual: whole)
+        }
+        return make(.union(accesses), residual: whole)
+    }
+
+    /// The terms not served, as one predicate (nil when none is left).
+    private func residual(_ terms: [Term], served: Set<Int>) -> (BoundPredicate, String)? {
+        guard let predicate else { return nil }
+        let rest = terms.indices.filter { !served.contains($0) }.map { terms[$0] }
+        if rest.isEmpty { return nil }
+        if rest.count == 1, case .constant(true) = rest[0].node { return nil }
+        let node: BoundNode = rest.count == 1 ? rest[0].node : .and(rest.map(\.node))
+        let source: KeelPredicate = rest.count == 1 ? rest[0].source : .and(rest.map(\.source))
+        return (BoundPredicate(entity: entity, root: node, source: source, slotCount: predicate.slotCount), source.description)
+    }
+
+    private func make(_ access: FetchPlan.Access, residual: (BoundPredicate, String)?, reverse: Bool? = nil) -> FetchPlan {
+        let sorted = !(ordering?.keys.isEmpty ?? true)
+        let ordered: Bool
+        switch access {
+        case .nothing, .scan, .union: ordered = !sorted
+        case .index: ordered = !sorted || reverse != nil
+        }
+        let sortText = ordering.flatMap { o -> String? in
+            o.keys.isEmpty
+                ? nil
+                : o.keys.map { k in
+                    k.descriptor.key + (k.descriptor.ascending ? "" : " descending") + (k.descriptor.caseInsensitive ? " [c]" : "")
+                }.joined(separator: ", ")
+        }
+        return FetchPlan(
+            entity: entity, includeSubentities: includeSubentities, access: access, residual: residual?.0,
+            residualText: residual?.1, predicate: predicate, orderedByAccess: ordered, reverse: reverse ?? false,
+            sortText: sortText, limit: limit, offset: offset, estimatedRows: nil)
+    }
+
+    // MARK: Estimates
+
+    private func estimate(_ plan: FetchPlan) throws(KeelError) -> Int {
+        var rows: Int
+        switch plan.access {
+        case .nothing: return 0
+        case .scan: rows = try state.count(entity, includeSubentities: includeSubentities)
+        case .index(let access): rows = try estimate(access)
+        case .union(let accesses):
+            rows = 0
+            for access in accesses { rows += try estimate(access) }
+        }
+        if plan.orderedByAccess, plan.residual == nil, let limit { rows = min(rows, offset + limit) }
+        return rows
+    }
+
+    private func estimate(_ access: IndexAccess) throws(KeelError) -> Int {
+        guard let indexes else { return 0 }
+        var access = access
+        try count(&access, cap: Self.explainCap)
+        guard access.capped else { return access.counted ?? 0 }
+        return max(Self.explainCap, try indexes.treeSize(of: access.index) / 3)
+    }
+}

@@ -1,0 +1,53 @@
+// One result of a fetch, as `ObjectContext.fetch(_:_:)` hands it over and as a `ROW` line
+// carries it: an object (with included relationships and fetched properties embedded), an ID,
+// or a dictionary of the requested properties.
+
+public struct FetchRow: Sendable {
+    public let id: ObjectID
+    public let result: FetchRequest.ResultType
+    /// The object for `objects` and `dictionaries`; nil for `ids`.
+    public let object: ManagedObject?
+    /// `properties` as fields (nil: all).
+    let fields: [Int]?
+
+    init(id: ObjectID, result: FetchRequest.ResultType, object: ManagedObject?, fields: [Int]?) {
+        self.id = id
+        self.result = result
+        self.object = object
+        self.fields = fields
+    }
+
+    /// For `dictionaries`: the requested properties by name (relationships as `.object`/`.objects`).
+    public var dictionary: [String: Value] {
+        guard let object else { return [:] }
+        let selected = fields ?? Array(object.entity.properties.indices)
+        return Dictionary(selected.map { (object.entity.properties[$0].name, object.values[$0]) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The wire form: the object JSON (only `properties` when given), `{"$id":…}` for `ids`, or
+    /// `{"name":…, …}` with the requested properties for `dictionaries`.
+    public func json(in model: Model) -> JSON {
+        switch result {
+        case .ids, .count:
+            return ["$id": .string(id.text(in: model))]
+        case .objects:
+            return object?.json(in: model, fields: fields) ?? ["$id": .string(id.text(in: model))]
+        case .dictionaries:
+            guard let object else { return [:] }
+            var members: [(String, JSON)] = []
+            for field in fields ?? Array(object.entity.properties.indices) {
+                let value = object.values[field]
+                switch object.entity.properties[field] {
+                case .attribute(let a): members.append((a.name, ValueCodec.encode(value, as: a.type)))
+                case .relationship(let r):
+                    switch value {
+                    case .object(let target): members.append((r.name, .string(target.text(in: model))))
+                    case .objects(let targets): members.append((r.name, .array(targets.map { .string($0.text(in: model)) })))
+                    default: members.append((r.name, r.isToMany ? .array([]) : .null))
+                    }
+                }
+            }
+            return .object(.init(members, uniquingKeysWith: { first, _ in first }))
+        }
+    }
+}

@@ -1,0 +1,194 @@
+// Index range reads on a store snapshot. Entries are read in chunks (16, then 64, then 256), each in
+// its own engine read together with the rows it names (so `body` may read the snapshot again
+// between chunks, as `scan` allows). An index key is the values' keys then the object key; a
+// unique key the values' keys, with the object key as its value.
+//
+// Descending reads keep objects with equal keys in ascending ID order (the tie order of
+// `ObjectOrdering`): a chunk never ends inside a run of equal values, and each run is reversed.
+
+import KeelStorage
+
+extension ObjectSnapshot: IndexReading {
+    static let indexChunkSize = 256
+
+    /// Where a chunked range read stands: the range being read and the last key delivered.
+    struct IndexPosition {
+        var range: Int
+        var after: [UInt8]?
+        var done = false
+    }
+
+    public func indexRows(
+        _ index: Index, ranges: [KeyRange], reverse: Bool, family: Set<EntityID>, expected: Int?,
+        _ body: (StoredObject) throws(KeelError) -> Bool
+    ) throws(KeelError) {
+        try checkEntity(index.declaredIn)
+        let store = layout.storeOf[index.declaredIn.index]
+        let objectTree = layout.objects[index.declaredIn.index]
+        var position = IndexPosition(range: reverse ? ranges.count - 1 : 0)
+        // Small first chunks, growing: a `limit 10` reads about 10 rows, a long read 256 at a time.
+        var size = max(1, min(expected ?? 16, 16))
+        while !position.done {
+            let rows = try read(store: store) { (txn) throws(KeelError) -> [StoredObject] in
+                let tree = try self.tree(txn, TreeLayout.index(index))
+                guard let tree else {
+                    position.done = true
+                    return []
+                }
+                let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position, size: size)
+                size = min(size * 4, Self.indexChunkSize)
+                let objects = try self.tree(txn, objectTree)
+                var key: [UInt8] = []
+                var out: [StoredObject] = []
+                out.reserveCapacity(ids.count)
+                for id in ids {
+                    guard let row = try TreeReading.row(objects, id, fieldCount: layout.fieldCounts[id.entity.index], key: &key) else {
+                        throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(id.text(in: model)), which has no row")
+                    }
+                    out.append(row)
+                }
+                return out
+            }
+            for row in rows { guard try body(row) else { return } }
+        }
+    }
+
+    public func indexIDs(
+        _ index: Index, ranges: [KeyRange], family: Set<EntityID>, _ body: (ObjectID) throws(KeelError) -> Bool
+    ) throws(KeelError) {
+        try checkEntity(index.declaredIn)
+        let store = layout.storeOf[index.declaredIn.index]
+        var position = IndexPosition(range: 0)
+        while !position.done {
+            let ids = try read(store: store) { (txn) throws(KeelError) -> [ObjectID] in
+                let tree = try self.tree(txn, TreeLayout.index(index))
+                guard let tree else {
+                    position.done = true
+                    return []
+                }
+                return try Self.indexChunk(tree, index, ranges, reverse: false, family: family, &position, size: 4096)
+            }
+            for id in ids { guard try body(id) else { return } }
+        }
+    }
+
+    /// Counts entries in one engine read with one cursor, looking at each key in place (no key
+    /// copied, no ID list built); stops at `cap`.
+    public func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int {
+        try checkEntity(index.declaredIn)
+        guard cap > 0 else { return 0 }
+        // Which entities count, by index (an array lookup per entry, not a set probe).
+        var counts = [Bool](repeating: false, count: model.entities.count)
+        for e in family where e.index < counts.count { counts[e.index] = true }
+        let unique = index.isUnique
+        return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
+            let tree = try self.tree(txn, TreeLayout.index(index))
+            guard let tree else { return 0 }
+            return try engine { () throws(StorageError) -> Int in
+                var cursor = try tree.cursor()
+                var n = 0
+                for range in ranges {
+                    var valid = try cursor.seek(to: range.lower)
+                    while valid {
+                        // 1: counted, 0: not of the family, -1: past the range.
+                        func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
+                            guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }
+                            let e = Int(UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
+                            return e < counts.count && counts[e] ? 1 : 0
+                        }
+                        let step =
+                            unique
+                            ? try cursor.withEntry { k, v -> Int in range.contains(k) ? classify(v, at: 0) : -1 }
+                            : try cursor.withKey { k -> Int in
+                                range.contains(k) ? classify(k, at: k.count - KeyEncoding.objectKeySize) : -1
+                            }
+                        if step < 0 { break }
+                        n += step
+                        if n >= cap { return n }
+                        valid = try cursor.next()
+                    }
+                }
+                return n
+            }
+        }
+    }
+
+    public func treeSize(of index: Index) throws(KeelError) -> Int {
+        try checkEntity(index.declaredIn)
+        return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
+            try engine { () throws(StorageError) -> Int in try txn.tree(TreeLayout.index(index))?.count() ?? 0 }
+        }
+    }
+
+    public func treeSize(objectsOf entity: EntityID) throws(KeelError) -> Int {
+        try checkEntity(entity)
+        return try read(store: layout.storeOf[entity.index]) { (txn) throws(KeelError) -> Int in
+            try engine { () throws(StorageError) -> Int in try txn.tree(layout.objects[entity.index])?.count() ?? 0 }
+        }
+    }
+
+    /// The next chunk of IDs from `position` on, advancing it.
+    static func indexChunk(
+        _ tree: Tree, _ index: Index, _ ranges: [KeyRange], reverse: Bool, family: Set<EntityID>,
+        _ position: inout IndexPosition, size: Int = indexChunkSize
+    ) throws(KeelError) -> [ObjectID] {
+        var out: [(value: ArraySlice<UInt8>, id: ObjectID)] = []
+        var cursor = try engine { () throws(StorageError) in try tree.cursor() }
+        let unique = index.isUnique
+        while position.range >= 0, position.range < ranges.count {
+            let range = ranges[position.range]
+            var valid: Bool
+            if reverse {
+                if let after = position.after {
+                    valid = try engine { () throws(StorageError) in try cursor.seek(to: after) }
+                    if valid { valid = try engine { () throws(StorageError) in try cursor.previous() } }
+                } else if let upper = range.upper {
+                    valid = try engine { () throws(StorageError) in try cursor.seek(to: upper) }
+                    valid = try engine { () throws(StorageError) in valid ? try cursor.previous() : try cursor.seekLast() }
+                } else {
+                    valid = try engine { () throws(StorageError) in try cursor.seekLast() }
+                }
+            } else {
+                let start = position.after.map { $0 + [0] } ?? range.lower
+                valid = try engine { () throws(StorageError) in try cursor.seek(to: start) }
+            }
+            while valid {
+                let entry = try engine { () throws(StorageError) -> (key: [UInt8], id: ObjectID?)? in
+                    try cursor.withEntry { k, v -> (key: [UInt8], id: ObjectID?)? in
+                        if reverse ? k.lexicographicallyPrecedes(range.lower) : !range.contains(k) { return nil }
+                        let id = unique ? KeyEncoding.objectID(v) : KeyEncoding.objectID(k, at: k.count - KeyEncoding.objectKeySize)
+                        return (Array(k), id)
+                    }
+                }
+                guard let entry else { break }
+                guard let id = entry.id else { throw KeelError(.corrupt, "damaged entry in \(tree.name)") }
+                let value = unique ? entry.key[...] : entry.key.dropLast(KeyEncoding.objectKeySize)
+                if reverse, out.count >= size, let last = out.last, last.value != value {
+                    return Self.ascendingTies(out)
+                }
+                position.after = entry.key
+                if family.contains(id.entity) { out.append((value, id)) }
+                if !reverse, out.count >= size { return out.map(\.id) }
+                valid = try engine { () throws(StorageError) in reverse ? try cursor.previous() : try cursor.next() }
+            }
+            position.range += reverse ? -1 : 1
+            position.after = nil
+        }
+        position.done = true
+        return reverse ? Self.ascendingTies(out) : out.map(\.id)
+    }
+
+    /// Entries read in descending key order with each run of equal values put in ascending ID order.
+    static func ascendingTies(_ entries: [(value: ArraySlice<UInt8>, id: ObjectID)]) -> [ObjectID] {
+        var out: [ObjectID] = []
+        out.reserveCapacity(entries.count)
+        var start = 0
+        while start < entries.count {
+            var end = start + 1
+            while end < entries.count, entries[end].value == entries[start].value { end += 1 }
+            for i in stride(from: end - 1, through: start, by: -1) { out.append(entries[i].id) }
+            start = end
+        }
+        return out
+    }
+}

@@ -1,0 +1,81 @@
+// A fetch request checked against the model: the entity, the predicate bound (typed constants,
+// folded patterns, field numbers), the sort bound, and the fields of `properties` and `include`.
+// Errors are the protocol's: NO_SUCH_ENTITY, NO_SUCH_PROPERTY, PREDICATE, BAD_REQUEST.
+
+struct PreparedFetch {
+    /// One name of `include`.
+    enum Inclusion {
+        case relationship(name: String, field: Int, Relationship)
+        case fetched(FetchedProperty)
+    }
+
+    let request: FetchRequest
+    let entity: Entity
+    let predicate: BoundPredicate?
+    let ordering: ObjectOrdering?
+    /// Fields of `properties` (nil: every one).
+    let fields: [Int]?
+    let inclusions: [Inclusion]
+
+    init(_ request: FetchRequest, model: Model, fetchSource: FetchSource? = nil) throws(KeelError) {
+        guard let entity = model.entity(named: request.entity) else {
+            throw KeelError(.noSuchEntity, "no entity \"\(request.entity)\" in model \(model.name)", details: ["entity": .string(request.entity)])
+        }
+        self.request = request
+        self.entity = entity
+        if let text = request.predicate, !text.allSatisfy(\.isWhitespace) {
+            let binder = PredicateBinder(model: model, args: request.args, vars: request.vars, fetchSource: fetchSource)
+            predicate = try binder.bind(text, to: entity.id)
+        } else {
+            if !request.args.isEmpty {
+                throw KeelError(.predicate, "args were given but there is no predicate", details: ["position": 0])
+            }
+            predicate = nil
+        }
+        ordering = request.sort.isEmpty ? nil : try ObjectOrdering(request.sort, entity: entity.id, model: model)
+        if let names = request.properties {
+            var fields: [Int] = []
+            for name in names {
+                guard let field = entity.field(named: name) else {
+                    throw KeelError(.noSuchProperty, "\(entity.name) has no property \"\(name)\"", details: ["property": .string(name)])
+                }
+                fields.append(field)
+            }
+            self.fields = fields
+        } else {
+            if request.result == .dictionaries {
+                throw KeelError(.badRequest, "result \"dictionaries\" needs \"properties\"")
+            }
+            self.fields = nil
+        }
+        var inclusions: [Inclusion] = []
+        for name in request.include {
+            if let field = entity.field(named: name) {
+                guard case .relationship(let r) = entity.properties[field] else {
+                    throw KeelError(.badRequest, "\(entity.name).\(name) is an attribute: only relationships and fetched properties can be included")
+                }
+                inclusions.append(.relationship(name: name, field: field, r))
+            } else if let fetched = entity.fetchedProperty(named: name) {
+                inclusions.append(.fetched(fetched))
+            } else {
+                throw KeelError(.noSuchProperty, "\(entity.name) has no property \"\(name)\"", details: ["property": .string(name)])
+            }
+        }
+        self.inclusions = inclusions
+    }
+}
+
+extension PreparedFetch {
+    /// The plan for this fetch over `state`: indexes when the state's snapshot has them and the
+    /// request allows them, else a scan.
+    func plan(in state: ContextOverlay, explaining: Bool) throws(KeelError) -> FetchPlan {
+        let indexes = request.usesIndexes ? state.base as? any IndexReading : nil
+        let planner = FetchPlanner(
+            model: state.model, entity: entity.id, includeSubentities: request.includeSubentities, predicate: predicate,
+            ordering: ordering, limit: request.limit, offset: request.offset, state: state, indexes: indexes,
+            explaining: explaining)
+        var plan = try planner.plan()
+        plan.usesFastPaths = request.usesIndexes
+        return plan
+    }
+}

@@ -1,0 +1,74 @@
+// Decoding only some fields of a row (the layout is RowCodec.swift's): the others are skipped
+// by their tag without building a value. A scan with a filter on the object's own attributes
+// decodes what the filter reads, and the whole row only for the objects that pass — a decimal
+// or a string the filter does not look at costs a length skip, not a parse.
+
+extension RowCodec {
+    /// The row of `id` with only the fields where `wanted` is true decoded (the rest `.null`).
+    static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int, wanted: [Bool]) throws(KeelError) -> StoredObject {
+        var reader = ByteReader(bytes: bytes)
+        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
+        let version = try reader.varint()
+        var values = [Value](repeating: .null, count: fieldCount)
+        var previous = -1
+        while !reader.atEnd {
+            let raw = try reader.varint()
+            guard raw < UInt64(fieldCount), Int(raw) > previous else {
+                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
+            }
+            let field = Int(raw)
+            previous = field
+            if field < wanted.count, wanted[field] {
+                values[field] = try decodeValue(&reader)
+            } else {
+                try skipValue(&reader)
+            }
+        }
+        return StoredObject(id: id, version: version, values: values)
+    }
+
+    /// Decodes the `wanted` fields of a row into `values` (every wanted field reset first; the
+    /// others left as they are), returning the version: the scratch-buffer form of the above
+    /// for scans, which reuse one array for every row.
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, into values: inout [Value], fieldCount: Int, wanted: [Bool]
+    ) throws(KeelError) -> UInt64 {
+        var reader = ByteReader(bytes: bytes)
+        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
+        let version = try reader.varint()
+        for f in 0..<min(fieldCount, wanted.count, values.count) where wanted[f] { values[f] = .null }
+        var previous = -1
+        while !reader.atEnd {
+            let raw = try reader.varint()
+            guard raw < UInt64(fieldCount), Int(raw) > previous else {
+                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
+            }
+            let field = Int(raw)
+            previous = field
+            if field < wanted.count, field < values.count, wanted[field] {
+                values[field] = try decodeValue(&reader)
+            } else {
+                try skipValue(&reader)
+            }
+        }
+        return version
+    }
+
+    static func skipValue(_ r: inout ByteReader) throws(KeelError) {
+        let tag = try r.byte()
+        switch tag {
+        case Tag.int, Tag.date: _ = try r.varint()
+        case Tag.double: r.offset += 8
+        case Tag.decimal, Tag.string, Tag.binary, Tag.uri, Tag.json: r.offset += try r.length()
+        case Tag.false, Tag.true: break
+        case Tag.uuid: r.offset += 16
+        case Tag.object: r.offset += KeyEncoding.objectKeySize
+        default:
+            // Any other tag (a binary decimal, a tag added later): decoded and dropped, so this
+            // skip never has to know every layout.
+            r.offset -= 1
+            _ = try decodeValue(&r)
+        }
+        guard r.offset <= r.bytes.count else { throw r.damage("truncated") }
+    }
+}

@@ -1,0 +1,179 @@
+// One connection on its event loop: frames lines (LineFramer, bounded), answers what needs no
+// store at once, hands the rest of each read burst to the connection's thread as one job, and
+// writes what comes back (ConnectionHandler+Reading.swift has the reading side).
+//
+// Back-pressure: bytes read are framed one line at a time; while too many requests are in
+// flight or too many reply bytes wait for a client that does not read (OutputGate), the rest
+// of what was read waits in `backlog` (at most one read burst) and no further read is asked
+// of the socket. Both resume once the client has read half of what waits.
+//
+// Order: a request is answered on the loop only when nothing of the connection is in flight or
+// waiting in this burst; from the first request that goes to the thread on, every later one of
+// the burst goes there too (already-answered ones as their reply line), so replies always come
+// in request order. Replies answered on the loop during a burst go out in one write and one
+// flush at the end of the burst.
+
+import KeelModel
+import KeelProtocol
+import Logging
+import NIOCore
+
+final class ConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let server: ServerContext
+    let id: Int
+    var logger: Logger
+    var framer: LineFramer
+    var context: ChannelHandlerContext?
+    var link: ConnectionLink?
+    /// Bytes read and not framed yet: the rest of a burst while the connection is over a limit.
+    var backlog: [ByteBuffer] = []
+    /// Replies answered on the loop during this burst.
+    var inline = ""
+    /// This burst's work for the connection's thread, in order.
+    var items: [SessionItem] = []
+    /// Requests handed to the thread and not yet answered.
+    var inFlight = 0
+    /// A read was asked for while reading was paused.
+    var readWanted = false
+    /// QUIT answered, the peer refused or the daemon closing it: nothing more is read.
+    var closing = false
+    /// The client shut down its side: once what it sent is answered, the connection closes.
+    var inputEnded = false
+    /// The connection's unwritten output when the current pass over the backlog began.
+    var outputAtStart = 0
+    /// The close has been asked for (once).
+    private var closeRequested = false
+    /// The peer was refused: what it sends is read and dropped until it closes (closing at once
+    /// with unread input would reset the connection and could lose the refusal line).
+    var refused = false
+
+    init(server: ServerContext) {
+        self.server = server
+        self.id = server.makeConnectionID()
+        self.framer = LineFramer(maximumLength: server.limits.maxRequestBytes)
+        var logger = server.logger
+        logger[metadataKey: "conn.id"] = "\(id)"
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        PeerCredentials.of(context.channel).whenComplete { result in
+            handler.value.admit(result)
+        }
+        context.fireChannelActive()
+    }
+
+    /// Admits the peer (starting its session thread) or refuses it with one line.
+    private func admit(_ peer: Result<PeerCredentials, any Error>) {
+        guard let context else { return }
+        let daemonUID = server.daemonUID
+        guard case .success(let credentials) = peer, server.configuration.allows(uid: credentials.uid, daemonUID: daemonUID)
+        else {
+            let who: String
+            if case .success(let credentials) = peer { who = "uid \(credentials.uid) may not connect to this daemon" } else {
+                who = "the daemon cannot read the peer's credentials"
+            }
+            logger.notice("connection refused", metadata: ["peer": "\(who)"])
+            refuse(who, context: context)
+            return
+        }
+        let worker = SessionWorker()
+        let gate = OutputGate(limit: server.limits.maxBufferedBytes)
+        let link = ConnectionLink(
+            id: id, peer: credentials, isAdmin: server.configuration.isAdmin(uid: credentials.uid, daemonUID: daemonUID),
+            gate: gate, worker: worker, eventLoop: context.eventLoop, handler: NIOLoopBound(self, eventLoop: context.eventLoop))
+        self.link = link
+        server.register(link)
+        server.sessionStarted()
+        let server = self.server
+        worker.start(name: "keel.conn.\(id)") {
+            Session(server: server, link: link).run()
+            server.sessionEnded()
+        }
+        logger.debug("connection accepted", metadata: ["peer.uid": "\(credentials.uid)", "peer.pid": "\(credentials.pid)"])
+        resumeIfDrained()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let link {
+            link.worker.close()
+            link.gate.close()
+            server.unregister(link.id)
+            logger.debug("connection closed")
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    // MARK: Writing
+
+    /// Lines from the connection's thread (ConnectionLink.deliver), already counted in the gate.
+    func deliver(_ text: String, bytes: Int, finals: Int, close: Bool) {
+        inFlight -= finals
+        guard let context, let gate = link?.gate else { return }
+        let buffer = context.channel.allocator.buffer(string: text)
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] _ in
+            gate.drained(bytes)
+            handler.value.resumeIfDrained()
+        }
+        if close {
+            closeAfterPendingWrites()
+        } else {
+            resumeIfDrained()
+            closeIfFinished()
+        }
+    }
+
+    func write(_ text: String, context: ChannelHandlerContext) {
+        guard let gate = link?.gate else { return }
+        let bytes = text.utf8.count
+        gate.add(bytes)
+        let buffer = context.channel.allocator.buffer(string: text)
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] _ in
+            gate.drained(bytes)
+            handler.value.resumeIfDrained()
+        }
+    }
+
+    /// Closes once everything written so far has reached the socket.
+    func closeAfterPendingWrites() {
+        guard let context, !closeRequested else { return }
+        closeRequested = true
+        closing = true
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    /// Sends the refusal line, shuts the output, and closes when the peer does (or after 2 s).
+    private func refuse(_ reason: String, context: ChannelHandlerContext) {
+        refused = true
+        closing = true
+        let line = Reply.error(tag: "*", KeelError(.permission, reason)).line()
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: line))).whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
+        }
+        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        context.read()
+    }
+
+    func closeNow() {
+        closing = true
+        context?.close(promise: nil)
+    }
+}

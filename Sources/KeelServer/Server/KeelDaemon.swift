@@ -1,0 +1,173 @@
+// The daemon: start (lock the data folder, load the model, open the store, bind the socket),
+// serve, and shut down cleanly on SIGTERM/SIGINT through swift-service-lifecycle.
+//
+// Start, in this order, each refusal one line (StartupFailure):
+//   1. the data folder's lock (a second daemon on the folder stops here, before touching anything);
+//   2. the model file; 3. the store files (model mismatch refused);
+//   4. the socket: folder 0700, stale socket replaced only when nobody listens, bind under a
+//      umask that yields the configured mode.
+// Shutdown (`run` returns after it):
+//   1. stop accepting; requests read from now on are answered BUSY;
+//   2. every connection finishes the requests it had already read (a barrier per connection),
+//      for at most `shutdownGraceSeconds`, after which connections are closed — a save already
+//      running still completes, since the store is closed only after every thread has stopped;
+//   3. connections are closed once their replies are written; their threads end;
+//   4. checkpoint and close the store; remove the socket file (if it is still ours); unlock.
+// Blocking work (store open, checkpoint, close) runs on a NIOThreadPool, never on an event loop
+// nor on the cooperative pool.
+
+public import Logging
+import KeelModel
+import KeelProtocol
+import NIOCore
+import NIOPosix
+public import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+public final class KeelDaemon: Service, Sendable {
+    public let configuration: ServerConfiguration
+    let server: ServerContext
+    let lock: DataFolderLock
+    let group: MultiThreadedEventLoopGroup
+    let blocking: NIOThreadPool
+    let channel: any Channel
+    let socketInode: UInt64?
+    let logger: Logger
+    /// Guards the hook `run` calls when it starts.
+    private let readyHook = Mutex<(@Sendable () -> Void)?>(nil)
+
+    private init(
+        configuration: ServerConfiguration, server: ServerContext, lock: DataFolderLock, group: MultiThreadedEventLoopGroup,
+        blocking: NIOThreadPool, channel: any Channel, socketInode: UInt64?, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.server = server
+        self.lock = lock
+        self.group = group
+        self.blocking = blocking
+        self.channel = channel
+        self.socketInode = socketInode
+        self.logger = logger
+    }
+
+    /// The socket path as configured (what the ready line prints).
+    public var socketPath: String { configuration.socketPath }
+
+    /// Starts the daemon: when this returns, it accepts connections. Throws the one-line reason
+    /// it cannot start.
+    public static func start(_ configuration: ServerConfiguration, logger: Logger) async throws(StartupFailure) -> KeelDaemon {
+        let blocking = NIOThreadPool(numberOfThreads: 2)
+        blocking.start()
+        let prepared: Prepared
+        do {
+            prepared = try await blocking.runIfActive { () throws -> Prepared in
+                try Prepared.make(configuration, logger: logger)
+            }
+        } catch let failure as StartupFailure {
+            try? await blocking.shutdownGracefully()
+            throw failure
+        } catch {
+            try? await blocking.shutdownGracefully()
+            throw StartupFailure("cannot start: \(error)")
+        }
+        let (lock, model, store, existing) = (prepared.lock, prepared.model, prepared.store, prepared.existing)
+        let server = ServerContext(configuration: configuration, model: model, store: store, logger: logger, daemonUID: getuid())
+        let threads = configuration.eventLoopThreads > 0 ? configuration.eventLoopThreads : System.coreCount
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(.autoRead, value: true)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: server))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await SocketPreparation.withUmask(for: configuration.socketMode) {
+                try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: existing == .stale).get()
+            }
+        } catch {
+            try? await group.shutdownGracefully()
+            _ = try? await blocking.runIfActive { try store.close() }
+            try? await blocking.shutdownGracefully()
+            lock.release()
+            throw StartupFailure("cannot listen on \(configuration.socketPath): \(error)")
+        }
+        if existing == .stale {
+            logger.notice("replaced a stale socket", metadata: ["socket.path": "\(configuration.socketPath)"])
+        }
+        logger.info(
+            "listening",
+            metadata: [
+                "socket.path": "\(configuration.socketPath)", "data.path": "\(configuration.dataDirectory)",
+                "model.name": "\(model.name)", "model.hash": "\(model.hash)",
+            ])
+        return KeelDaemon(
+            configuration: configuration, server: server, lock: lock, group: group, blocking: blocking, channel: channel,
+            socketInode: SocketPreparation.inode(of: configuration.socketPath), logger: logger)
+    }
+
+    /// Called once when `run` starts, that is, once the service group has taken over SIGTERM
+    /// and SIGINT (keeld prints its ready line there: a signal sent after it is a clean stop).
+    public func onRun(_ body: @escaping @Sendable () -> Void) {
+        readyHook.withLock { $0 = body }
+    }
+
+    /// Serves until graceful shutdown (SIGTERM/SIGINT through the service group) or
+    /// cancellation, then shuts down.
+    public func run() async throws {
+        readyHook.withLock { hook in
+            hook?()
+            hook = nil
+        }
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+}
+
+/// What the blocking part of the start produced.
+private struct Prepared: Sendable {
+    var lock: DataFolderLock
+    var model: Model
+    var store: ObjectStore
+    var existing: SocketPreparation.Existing
+
+    static func make(_ configuration: ServerConfiguration, logger: Logger) throws(StartupFailure) -> Prepared {
+        let lock = try DataFolderLock.acquire(directory: configuration.dataDirectory)
+        do throws(StartupFailure) {
+            let model: Model
+            do throws(KeelError) {
+                model = try ModelLoader.load(path: configuration.modelPath)
+            } catch {
+                throw StartupFailure("the model cannot be loaded: \(error.message)")
+            }
+            let store: ObjectStore
+            do throws(KeelError) {
+                store = try ObjectStore.open(
+                    directory: configuration.dataDirectory, model: model,
+                    options: ObjectStoreOptions(storage: configuration.storeOptions), logger: logger)
+            } catch {
+                throw StartupFailure("the store in \(configuration.dataDirectory) cannot be opened: \(error.message)")
+            }
+            do throws(StartupFailure) {
+                let existing = try SocketPreparation.prepare(path: configuration.socketPath)
+                return Prepared(lock: lock, model: model, store: store, existing: existing)
+            } catch {
+                try? store.close()
+                throw error
+            }
+        } catch {
+            lock.release()
+            throw error
+        }
+    }
+}

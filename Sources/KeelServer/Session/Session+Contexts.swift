@@ -1,0 +1,102 @@
+// The connection's contexts (spec/protocol.md, "Contexts"): `main` always, more with
+// CONTEXT.OPEN (a child saves into its parent), each ended by CONTEXT.CLOSE or with the
+// connection; and the commands on a whole context — CHANGES, SAVE, ROLLBACK, REFRESH — mapped
+// one to one to ObjectContext.
+
+import KeelModel
+import KeelProtocol
+
+extension Session {
+    static let mainContext = "main"
+
+    /// The context a request names (`"context"`, default `main`), or NO_SUCH_CONTEXT.
+    func context(for request: Request) throws(KeelError) -> ObjectContext {
+        let name = request.arguments["context"]?.stringValue ?? Self.mainContext
+        guard let context = contexts[name] else {
+            throw KeelError(.noSuchContext, "no context \"\(name)\" on this connection (open: \(openContextNames))")
+        }
+        return context
+    }
+
+    private var openContextNames: String { contexts.keys.joined(separator: ", ") }
+
+    func openContext(_ request: Request) throws(KeelError) -> JSON? {
+        let name = request.arguments["name"]?.stringValue ?? ""
+        guard !name.isEmpty, name.count <= 64 else {
+            throw KeelError(.badRequest, "CONTEXT.OPEN: a context name is 1 to 64 characters")
+        }
+        guard contexts[name] == nil else {
+            throw KeelError(.badRequest, "a context named \"\(name)\" is already open on this connection")
+        }
+        var policy = MergePolicy.error
+        if let text = request.arguments["mergePolicy"]?.stringValue {
+            guard let chosen = MergePolicy(rawValue: text) else {
+                let names = MergePolicy.allCases.map(\.rawValue).joined(separator: ", ")
+                throw KeelError(.badRequest, "no merge policy \"\(text)\" (one of \(names))")
+            }
+            policy = chosen
+        }
+        var parent: ObjectContext?
+        if let parentName = request.arguments["parent"]?.stringValue {
+            guard let found = contexts[parentName] else {
+                throw KeelError(.noSuchContext, "no context \"\(parentName)\" on this connection (open: \(openContextNames))")
+            }
+            parent = found
+        }
+        let limit = server.limits.contextsPerConnection
+        guard contexts.count < limit else {
+            throw KeelError(
+                .limit, "this connection has \(contexts.count) contexts open, the limit (contextsPerConnection)",
+                details: ["limit": .int(Int64(limit))])
+        }
+        let context: ObjectContext
+        if let parent {
+            context = ObjectContext(parent: parent, mergePolicy: policy)
+        } else {
+            context = ObjectContext(store: server.store, mergePolicy: policy)
+        }
+        context.pendingObjectLimit = server.limits.pendingObjectsPerContext
+        contexts[name] = context
+        return ["context": .string(name)]
+    }
+
+    func closeContext(_ request: Request) throws(KeelError) -> JSON? {
+        let name = request.arguments["context"]?.stringValue ?? ""
+        guard name != Self.mainContext else {
+            throw KeelError(.badRequest, "the main context cannot be closed; it ends with the connection")
+        }
+        guard let context = contexts[name] else {
+            throw KeelError(.noSuchContext, "no context \"\(name)\" on this connection (open: \(openContextNames))")
+        }
+        let children = contexts.filter { $0.value.parentContext === context }.map(\.key)
+        guard children.isEmpty else {
+            throw KeelError(.badRequest, "context \"\(name)\" has child contexts open (\(children.joined(separator: ", "))): close them first")
+        }
+        contexts[name] = nil
+        return nil
+    }
+
+    func changes(_ request: Request) throws(KeelError) -> JSON? {
+        try context(for: request).changes().json(in: server.model)
+    }
+
+    func save(_ request: Request) throws(KeelError) -> JSON? {
+        let result = try context(for: request).save()
+        return [
+            "inserted": .int(Int64(result.inserted.count)),
+            "updated": .int(Int64(result.updated.count)),
+            "deleted": .int(Int64(result.deleted.count)),
+            "txn": Self.txn(result),
+        ]
+    }
+
+    func rollback(_ request: Request) throws(KeelError) -> JSON? {
+        try context(for: request).rollback()
+        return nil
+    }
+
+    func refresh(_ request: Request) throws(KeelError) -> JSON? {
+        try context(for: request).refresh()
+        return nil
+    }
+}

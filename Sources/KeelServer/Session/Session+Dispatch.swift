@@ -1,0 +1,38 @@
+// The command table drives dispatch: each command of `CommandTable.all` that runs on the
+// session's thread has its handler here (a test checks that none is missing). Arguments arrive
+// already checked against the table (kinds, required keys, no unknown keys).
+
+import KeelModel
+import KeelProtocol
+
+extension Session {
+    typealias Handler = @Sendable (Session, Request) throws(KeelError) -> JSON?
+
+    static let handlers: [String: Handler] = [
+        "CONTEXT.OPEN": { s, r throws(KeelError) in try s.openContext(r) },
+        "CONTEXT.CLOSE": { s, r throws(KeelError) in try s.closeContext(r) },
+        "CHANGES": { s, r throws(KeelError) in try s.changes(r) },
+        "SAVE": { s, r throws(KeelError) in try s.save(r) },
+        "ROLLBACK": { s, r throws(KeelError) in try s.rollback(r) },
+        "REFRESH": { s, r throws(KeelError) in try s.refresh(r) },
+        "INSERT": { s, r throws(KeelError) in try s.insert(r) },
+        "UPDATE": { s, r throws(KeelError) in try s.update(r) },
+        "DELETE": { s, r throws(KeelError) in try s.delete(r) },
+        "RELATE": { s, r throws(KeelError) in try s.relate(r) },
+        "GET": { s, r throws(KeelError) in try s.get(r) },
+        "FETCH": { s, r throws(KeelError) in try s.fetch(r) },
+        "COUNT": { s, r throws(KeelError) in try s.count(r) },
+        "EXPLAIN": { s, r throws(KeelError) in try s.explain(r) },
+        "BATCH.INSERT": { s, r throws(KeelError) in try s.batchInsert(r) },
+        "BATCH.UPDATE": { s, r throws(KeelError) in try s.batchUpdate(r) },
+        "BATCH.DELETE": { s, r throws(KeelError) in try s.batchDelete(r) },
+        "SUBSCRIBE": { s, r throws(KeelError) in try s.subscribe(r) },
+        "UNSUBSCRIBE": { s, r throws(KeelError) in try s.unsubscribe(r) },
+        "HISTORY": { s, r throws(KeelError) in try s.history(r) },
+        "STATS": { s, r throws(KeelError) in try s.stats(r) },
+        "CHECKPOINT": { s, r throws(KeelError) in try s.checkpoint(r) },
+        "COMPACT": { s, r throws(KeelError) in try s.compact(r) },
+        "VERIFY": { s, r throws(KeelError) in try s.verify(r) },
+        "BACKUP": { s, r throws(KeelError) in try s.backup(r) },
+    ]
+}

@@ -1,0 +1,90 @@
+// SUBSCRIBE, UNSUBSCRIBE and HISTORY, and moving queued events to the connection.
+//
+// Events go out only between replies: the connection's thread drains them after each job (a
+// burst of requests) and in drain jobs of their own when the connection is idle, and only while
+// the connection's unwritten output is under its cap; what does not fit waits in the bounded
+// queue (Subscription), and the gate calls back when the client has read enough.
+
+import KeelModel
+import KeelProtocol
+
+extension Session {
+    func subscribe(_ request: Request) throws(KeelError) -> JSON? {
+        var followed: Set<EntityID>?
+        if let names = request.arguments["entities"]?.arrayValue {
+            var set = Set<EntityID>()
+            for name in names.compactMap(\.stringValue) {
+                guard let entity = server.model.entity(named: name) else {
+                    throw KeelError(.noSuchEntity, "no entity \(name) in model \(server.model.name)")
+                }
+                set.formUnion(entity.family)
+            }
+            followed = set
+        }
+        let worker = link.worker
+        let replacing = subscription != nil
+        let subscription = Subscription(entities: followed, limit: server.limits.subscriberQueueLength) {
+            worker.submit(.drainEvents)
+        }
+        self.subscription = subscription
+        server.events.subscribe(connection: link.id, subscription)
+        logger.debug("subscribed", metadata: ["events.replacing": "\(replacing)"])
+        return nil
+    }
+
+    func unsubscribe(_ request: Request) throws(KeelError) -> JSON? {
+        server.events.unsubscribe(connection: link.id)
+        subscription = nil
+        return nil
+    }
+
+    /// Moves queued events into the output while the connection has room.
+    func drainEvents() {
+        guard let subscription else { return }
+        let gate = link.gate
+        while gate.bufferedBytes + pendingBytes < gate.limit {
+            guard let item = subscription.next() else { return }
+            switch item {
+            case .overflow(let through):
+                append(.event(["overflow": true, "txn": .int(Int64(through.rawValue))]))
+            case .record(let record):
+                append(.event(subscription.event(record, model: server.model)))
+            }
+            if pendingBytes >= Self.chunkBytes { flush() }
+        }
+        // No room: the queue holds the rest (bounded); drain again once the client has read.
+        gate.whenRoom { subscription.requestDrain() }
+    }
+
+    func history(_ request: Request) throws(KeelError) -> JSON? {
+        guard let after = request.arguments["after"]?.intValue, after >= 0 else {
+            throw KeelError(.badRequest, "HISTORY: \"after\" must be a transaction number from 0")
+        }
+        var remaining = Int.max
+        if let limit = request.arguments["limit"]?.intValue {
+            guard limit >= 0 else { throw KeelError(.badRequest, "HISTORY: \"limit\" must not be negative") }
+            remaining = Int(clamping: limit)
+        }
+        var last = SaveID(rawValue: UInt64(after))
+        let model = server.model
+        // In pages, streamed: a long history is never held whole.
+        while remaining > 0 {
+            let want = min(remaining, 512)
+            let page = try server.store.history(after: last, limit: want)
+            for record in page {
+                let row: JSON = [
+                    "txn": .int(Int64(record.saveID.rawValue)),
+                    "time": .string(WireDate.format(record.time)),
+                    "inserted": .array(record.inserted.map { .string($0.text(in: model)) }),
+                    "updated": .array(record.updated.keys.sorted().map { .string($0.text(in: model)) }),
+                    "deleted": .array(record.deleted.map { .string($0.text(in: model)) }),
+                ]
+                try stream(.row(tag: request.tag, row))
+            }
+            remaining -= page.count
+            guard page.count == want, let newest = page.last else { break }
+            last = newest.saveID
+        }
+        return nil
+    }
+}

@@ -1,0 +1,167 @@
+// One connection's state and the loop that runs its requests, on its own thread
+// (SessionWorker). Everything here is confined to that thread: the contexts, the subscription,
+// the output being gathered. Requests run in order; each gets exactly one final line; the
+// lines of one burst go out in one write (`flush` when no job waits behind, or when a FETCH has
+// gathered a chunk).
+//
+// Commands: Session+Dispatch.swift (the handler of each command of the table),
+// ConnectionCommands.swift (HELLO, PING, QUIT, MODEL).
+
+import Collections
+import KeelModel
+import KeelStorage
+import KeelProtocol
+import Logging
+
+final class Session {
+    let server: ServerContext
+    let link: ConnectionLink
+    var logger: Logger
+    /// Reply lines gathered and not yet handed to the event loop.
+    private var pending = ""
+    /// Final lines among `pending`.
+    private var pendingFinals = 0
+    /// After the shutdown barrier: every request is answered BUSY.
+    private var refusing = false
+    /// QUIT answered: the connection closes once its OK is written.
+    private var quitting = false
+    /// SUBSCRIBE's subscription, if any.
+    var subscription: Subscription?
+    /// The connection's contexts by name, in the order opened; `main` first, always there.
+    /// Confined to this thread, as contexts must be (Docs/Contexts.md, "The isolation rule").
+    var contexts: OrderedDictionary<String, ObjectContext> = [:]
+
+    /// Output gathered beyond this is handed over at once (a FETCH streams in chunks this big).
+    static let chunkBytes = 64 << 10
+
+    init(server: ServerContext, link: ConnectionLink) {
+        self.server = server
+        self.link = link
+        var logger = server.logger
+        logger[metadataKey: "conn.id"] = "\(link.id)"
+        self.logger = logger
+        let main = ObjectContext(store: server.store)
+        main.pendingObjectLimit = server.limits.pendingObjectsPerContext
+        contexts[Self.mainContext] = main
+    }
+
+    /// The thread's body: jobs until the connection closes (or QUIT).
+    func run() {
+        while !quitting, let job = link.worker.next() {
+            handle(job)
+        }
+        teardown()
+    }
+
+    private func handle(_ job: SessionJob) {
+        switch job {
+        case .items(let items):
+            for item in items {
+                guard !quitting, !link.worker.isClosed else { break }
+                process(item)
+                // A burst of big replies for a client that does not read: wait, do not buffer.
+                if pending.utf8.count >= Self.chunkBytes {
+                    flush()
+                    guard link.gate.waitForRoom() else { break }
+                }
+            }
+        case .drainEvents:
+            subscription?.drainStarted()
+        case .barrier(let reached):
+            refusing = true
+            flush()
+            reached()
+            return
+        }
+        if subscription != nil, !quitting { drainEvents() }
+        if quitting || !link.worker.hasQueuedJobs { flush() }
+    }
+
+    private func process(_ item: SessionItem) {
+        switch item {
+        case .reply(let reply):
+            append(reply)
+        case .request(let request, let spec):
+            guard !refusing else {
+                append(.error(tag: request.tag, KeelError(.busy, "shutting down")))
+                return
+            }
+            do throws(KeelError) {
+                let payload = try execute(request, spec)
+                append(.ok(tag: request.tag, payload))
+                if spec.name == "QUIT" { quitting = true }
+            } catch {
+                if error.code == .internal {
+                    logger.error("request failed", metadata: ["request.command": "\(spec.name)", "error": "\(error)"])
+                }
+                append(.error(tag: request.tag, error))
+            }
+        }
+    }
+
+    /// Runs one request; returns the payload of its OK line (nil: a bare OK).
+    private func execute(_ request: Request, _ spec: CommandSpec) throws(KeelError) -> JSON? {
+        if spec.group == .connection {
+            return try ConnectionCommands.answer(request, server: server, connection: link.id)
+        }
+        guard let handler = Self.handlers[spec.name] else {
+            throw KeelError(.internal, "\(spec.name) has no handler in this daemon")
+        }
+        do throws(KeelError) {
+            return try handler(self, request)
+        } catch where Self.renewingReads.contains(spec.name) && Self.isSnapshotTooOld(error) {
+            // The context's snapshot was cut off (a COMPACT, or the log passing its limit). A
+            // context without pending changes reads on from a new snapshot, as REFRESH would
+            // give it; one with pending changes is told to REFRESH (they are kept over it).
+            let context = try context(for: request)
+            guard !context.changes().hasChanges else {
+                throw KeelError(.busy, error.message + "; REFRESH the context (its pending changes are kept) and retry", cause: error)
+            }
+            context.refresh()
+            return try handler(self, request)
+        }
+    }
+
+    /// Commands that only read their context: retried once on a new snapshot when the old one
+    /// was cut off and the context has nothing pending.
+    private static let renewingReads: Set<String> = ["FETCH", "COUNT", "EXPLAIN", "GET"]
+
+    private static func isSnapshotTooOld(_ error: KeelError) -> Bool {
+        error.code == .busy && (error.cause as? StorageError)?.code == .snapshotTooOld
+    }
+
+    /// Adds one line to the output (a ROW, an EVENT, or a final line).
+    func append(_ reply: Reply) {
+        reply.write(to: &pending)
+        if reply.isFinal { pendingFinals += 1 }
+    }
+
+    /// Bytes gathered and not yet handed over.
+    var pendingBytes: Int { pending.utf8.count }
+
+    /// Hands the gathered lines to the event loop: one write, one flush.
+    func flush() {
+        guard !pending.isEmpty || pendingFinals > 0 else { return }
+        link.deliver(pending, finals: pendingFinals, close: quitting)
+        pending = ""
+        pendingFinals = 0
+    }
+
+    /// Streams one ROW of a reply, waiting while the client is not reading. Throws when the
+    /// connection is gone (the request is abandoned, and its reply with it).
+    func stream(_ row: Reply) throws(KeelError) {
+        append(row)
+        guard pending.utf8.count >= Self.chunkBytes else { return }
+        flush()
+        guard link.gate.waitForRoom() else { throw KeelError(.busy, "the connection closed during the reply") }
+    }
+
+    /// The connection ended: contexts and subscription are dropped (nothing pending is saved).
+    private func teardown() {
+        link.worker.close()
+        if subscription != nil { server.events.unsubscribe(connection: link.id) }
+        // Pending changes are dropped with their contexts: nothing unsaved reaches the store.
+        contexts.removeAll()
+        logger.debug("session ends")
+    }
+}

@@ -1,0 +1,99 @@
+// The planner as EXPLAIN tells it, and fetches in a context with pending changes: inserted
+// objects match, deleted ones do not, updated ones are judged by their pending values — the
+// same with an index (pending rows merged with the index stream, in sort order) and without.
+
+import Foundation
+import Testing
+
+@testable import KeelModel
+
+@Suite("Fetch plans and pending changes")
+struct FetchPlanTests {
+    @Test("EXPLAIN names the index and its range for indexed predicates, a scan for the rest")
+    func explain() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        func explain(_ entity: String, _ predicate: String?, args: [JSON] = [], sort: [KeelSortDescriptor] = [], limit: Int? = nil) throws -> String {
+            try c.explain(FetchRequest(entity: entity, predicate: predicate, args: args, sort: sort, limit: limit))
+        }
+        let compound = try explain(
+            "Employee", "department == %@ AND salary > 1000 AND name CONTAINS[c] 'k'", args: [data.dept(0)],
+            sort: [KeelSortDescriptor(key: "salary")], limit: 10)
+        #expect(compound == "INDEX Employee.department,salary (department == Department/1, salary > 1000) → filter: name CONTAINS[c] \"k\" → sort: by index (salary) → limit 10; about 2 rows")
+        #expect(try explain("Employee", "name CONTAINS[c] 'k'") == "SCAN Employee → filter: name CONTAINS[c] \"k\"; about 6 rows")
+        #expect(try explain("Employee", nil, sort: [KeelSortDescriptor(key: "name")], limit: 3) == "INDEX Person.name (all entries) → sort: by index (name) → limit 3; about 3 rows")
+        #expect(try explain("Employee", nil, sort: [KeelSortDescriptor(key: "name", caseInsensitive: true)], limit: 3) == "SCAN Employee → sort: in memory (name [c]) → limit 3; about 6 rows")
+        #expect(try explain("Employee", "name BEGINSWITH 'A'").hasPrefix("INDEX Person.name (name BEGINSWITH \"A\")"))
+        #expect(try explain("Employee", "name BEGINSWITH[c] 'A'").hasPrefix("SCAN Employee → filter"))
+        #expect(try explain("Person", "name == 'Sam' OR name == 'Zed'").hasPrefix("INDEX Person.name (name == \"Sam\" OR name == \"Zed\") → filter: name == \"Sam\" OR name == \"Zed\""))
+        #expect(try explain("Employee", "name == 'Sam' OR department == %@", args: [data.dept(1)]).hasPrefix("UNION OF INDEX Person.name (name == \"Sam\") | INDEX Employee.department,salary (department == Department/2)"))
+        #expect(try explain("Employee", "name == 'Sam' OR age > 3").hasPrefix("SCAN Employee → filter: name == \"Sam\" OR age > 3"))
+        #expect(try explain("Company", "name == 'Acme'") == "INDEX Company.name (unique) (name == \"Acme\"); about 1 row")
+        #expect(try explain("Employee", "age BETWEEN {20, 40}").hasPrefix("SCAN"))
+        #expect(try explain("Employee", "salary BETWEEN {4000, 6000}").hasPrefix("INDEX Employee.department,salary") == false)
+        #expect(try explain("Department", "name IN {'Sales', 'Dev'}") == "INDEX Department.name (name IN {\"Sales\", \"Dev\"}); about 2 rows")
+        #expect(try explain("Employee", "FALSEPREDICATE") == "NOTHING (FALSEPREDICATE); about 0 rows")
+        #expect(try explain("Employee", "department == %@", args: [data.dept(2)], sort: [KeelSortDescriptor(key: "salary", ascending: false)])
+            == "INDEX Employee.department,salary (department == Department/3) backwards → sort: by index (salary descending); about 1 row")
+    }
+
+    @Test("department.name as a semi-join through the Department.name index; a constant deleted in the context matches nothing")
+    func throughToOne() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let sales = FetchRequest(entity: "Employee", predicate: "department.name == 'Sales'", sort: [KeelSortDescriptor(key: "name")])
+        #expect(try c.names(sales) == ["Alice", "bob"])
+        #expect(try c.explain(sales) == "INDEX Employee.department,salary (department.name == \"Sales\" → department IN {Department/1}) → sort: in memory (name); about 2 rows")
+        #expect(try c.explain(FetchRequest(entity: "Employee", predicate: "department.name != 'Sales'")).hasPrefix("SCAN"))
+        #expect(try c.names(FetchRequest(entity: "Employee", predicate: "department.name BEGINSWITH[c] 'd'", sort: [KeelSortDescriptor(key: "name")])) == ["Chloé", "David", "Zed"])
+        _ = try c.delete(data.employees[3])
+        _ = try c.delete(data.employees[2])
+        _ = try c.delete(data.departments[1])
+        // Design is deleted in this context: nobody's department is Design any more.
+        let design = FetchRequest(entity: "Employee", predicate: "department == %@", args: [data.dept(1)])
+        #expect(try c.count(design) == 0)
+    }
+
+    @Test("pending inserts, updates and deletes are seen, with and without an index, in sort order")
+    func pendingChanges() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let sales = data.dept(0)
+        _ = try c.insert(entity: "Employee", values: ["name": "Nina", "age": 33, "salary": "4500", "department": sales])
+        try c.update(data.employees[1], values: ["salary": "9999"])  // bob
+        _ = try c.delete(data.employees[0])  // Alice
+        try c.update(data.employees[4], values: ["department": sales])  // Eve joins Sales
+        try c.update(data.employees[2], values: ["department": sales, "salary": "3000"])  // Chloé joins, below the range
+        let request = FetchRequest(
+            entity: "Employee", predicate: "department == %@ AND salary > 4000", args: [sales],
+            sort: [KeelSortDescriptor(key: "salary", ascending: false)])
+        #expect(try c.explain(request).hasPrefix("INDEX Employee.department,salary"))
+        var scan = request
+        scan.usesIndexes = false
+        #expect(try c.names(request) == ["bob", "Eve", "Nina"])
+        #expect(try c.names(scan) == ["bob", "Eve", "Nina"])
+        #expect(try c.count(request) == 3)
+        var ascending = request
+        ascending.sort = [KeelSortDescriptor(key: "salary")]
+        ascending.limit = 2
+        #expect(try c.names(ascending) == ["Nina", "Eve"])
+        // Nothing of this reached the store.
+        #expect(try data.context().names(request) == ["Alice", "bob"])
+        #expect(try c.count(FetchRequest(entity: "Employee", predicate: "name BEGINSWITH 'N'")) == 1)
+        #expect(try c.count(FetchRequest(entity: "Employee", predicate: "name == 'Alice'")) == 0)
+    }
+
+    @Test("sort + limit on an indexed key streams in index order and stops after the limit")
+    func sortLimitReadsFew() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let request = FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "name")], limit: 2)
+        let plan = try c.plan(request)
+        guard case .index(let access) = plan.access else {
+            Issue.record("expected an index plan: \(plan.explain(in: data.model))")
+            return
+        }
+        #expect(access.index.name == "Person.name" && plan.orderedByAccess && plan.estimatedRows == 2)
+        #expect(try c.names(request) == ["Alice", "Chloé"])
+    }
+}

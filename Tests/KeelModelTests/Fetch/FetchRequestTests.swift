@@ -1,0 +1,146 @@
+// FETCH as the protocol gives it: the request decoded from JSON (and refused with the protocol's
+// codes), the result types, limit/offset, sorting (several keys, through to-one,
+// case-insensitive, nil order), include with prefetching, sub-entities, streaming stop.
+
+import Foundation
+import Testing
+
+@testable import KeelModel
+
+@Suite("Fetch requests")
+struct FetchRequestTests {
+    @Test("the protocol's FETCH JSON decodes into a FetchRequest")
+    func decoding() throws {
+        let text = #"{"entity":"Employee","predicate":"age >= $MIN AND department.name BEGINSWITH[c] %@","args":["sal"],"vars":{"MIN":30},"sort":[{"key":"name","ascending":false,"caseInsensitive":true}],"limit":10,"offset":2,"includeSubentities":false,"result":"dictionaries","properties":["name","age"],"include":["department"],"context":"main"}"#
+        let request = try FetchRequest(json: try JSON.parse(text))
+        #expect(request.entity == "Employee")
+        #expect(request.predicate == "age >= $MIN AND department.name BEGINSWITH[c] %@")
+        #expect(request.args == ["sal"])
+        #expect(request.vars == ["MIN": 30])
+        #expect(request.sort == [KeelSortDescriptor(key: "name", ascending: false, caseInsensitive: true)])
+        #expect(request.limit == 10 && request.offset == 2 && !request.includeSubentities)
+        #expect(request.result == .dictionaries && request.properties == ["name", "age"] && request.include == ["department"])
+    }
+
+    @Test("bad requests: BAD_REQUEST naming every problem; unknown names: NO_SUCH_ENTITY, NO_SUCH_PROPERTY; predicates: PREDICATE")
+    func refusals() throws {
+        let bad = expectKeelError(.badRequest) {
+            _ = try FetchRequest(json: ["entity": 3, "limit": -1, "result": "rows", "sort": "name", "colour": "red"])
+        }
+        let problems = bad?.details?["problems"]?.arrayValue ?? []
+        #expect(problems.count == 5, "\(problems)")
+        expectKeelError(.badRequest) { _ = try FetchRequest(json: ["predicate": "TRUEPREDICATE"]) }
+        let data = try FetchTestData()
+        let c = data.context()
+        expectKeelError(.noSuchEntity) { _ = try c.fetch(FetchRequest(entity: "Employe")) }
+        expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "nmae")])) }
+        expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", result: .dictionaries, properties: ["nmae"])) }
+        expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", include: ["boss"])) }
+        expectKeelError(.badRequest) { _ = try c.fetch(FetchRequest(entity: "Employee", result: .dictionaries)) }
+        let error = expectKeelError(.predicate) { _ = try c.fetch(FetchRequest(entity: "Employee", predicate: "department.nmae == 'x'")) }
+        #expect(error?.details?["position"] == 11)
+        expectKeelError(.predicate) { _ = try c.count(FetchRequest(entity: "Employee", predicate: "age > %@")) }
+    }
+
+    @Test("result types: objects (protocol JSON), ids, count, dictionaries")
+    func resultTypes() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let base = FetchRequest(entity: "Employee", predicate: "salary == 5200", sort: [KeelSortDescriptor(key: "name")])
+        let objects = try c.fetch(base)
+        #expect(objects.map { $0.json(in: data.model)["name"] } == ["Alice", "Eve"])
+        #expect(objects.first?.json(in: data.model)["$id"] == data.id(0))
+        #expect(objects.first?.json(in: data.model)["department"] == data.dept(0))
+        #expect(objects.first?.json(in: data.model)["computers"]?.arrayValue?.count == 2)
+        var ids = base
+        ids.result = .ids
+        #expect(try c.fetch(ids).map { $0.json(in: data.model) } == [["$id": data.id(0)], ["$id": data.id(4)]])
+        var count = base
+        count.result = .count
+        var rows = 0
+        #expect(try c.fetch(count) { _ in rows += 1; return true } == 2)
+        #expect(rows == 0)
+        var dictionaries = base
+        dictionaries.result = .dictionaries
+        dictionaries.properties = ["name", "department"]
+        #expect(try c.fetch(dictionaries).map { $0.json(in: data.model) } == [["name": "Alice", "department": data.dept(0)], ["name": "Eve", "department": nil]])
+        var partial = base
+        partial.properties = ["age"]
+        let json = try c.fetch(partial).first?.json(in: data.model)
+        #expect(json?["age"] == 30 && json?["name"] == nil && json?["$id"] == data.id(0))
+    }
+
+    @Test("limit and offset after the sort; streaming stops when the body says so")
+    func limitOffset() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let sorted = FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "name")], limit: 2, offset: 1)
+        #expect(try c.names(sorted) == ["Chloé", "David"])
+        var big = sorted
+        big.offset = 5
+        #expect(try c.names(big) == ["bob"])
+        big.offset = 9
+        #expect(try c.names(big) == [])
+        #expect(try c.count(big) == 0)
+        var zero = sorted
+        zero.limit = 0
+        #expect(try c.names(zero) == [])
+        var seen = 0
+        let delivered = try c.fetch(FetchRequest(entity: "Employee")) { _ in
+            seen += 1
+            return seen < 3
+        }
+        #expect(seen == 3 && delivered == 3)
+    }
+
+    @Test("sorting: several keys, through to-one, case-insensitive, nil first ascending and last descending")
+    func sorting() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        func names(_ sort: [KeelSortDescriptor], _ predicate: String? = nil) throws -> [String] {
+            try c.names(FetchRequest(entity: "Employee", predicate: predicate, sort: sort))
+        }
+        #expect(try names([KeelSortDescriptor(key: "name")]) == ["Alice", "Chloé", "David", "Eve", "Zed", "bob"])
+        #expect(try names([KeelSortDescriptor(key: "name", caseInsensitive: true)]) == ["Alice", "bob", "Chloé", "David", "Eve", "Zed"])
+        #expect(try names([KeelSortDescriptor(key: "age")]) == ["David", "bob", "Alice", "Eve", "Chloé", "Zed"])
+        #expect(try names([KeelSortDescriptor(key: "age", ascending: false)]) == ["Zed", "Chloé", "Eve", "Alice", "bob", "David"])
+        #expect(try names([KeelSortDescriptor(key: "department.name"), KeelSortDescriptor(key: "salary", ascending: false)])
+            == ["Eve", "Chloé", "David", "Zed", "Alice", "bob"])
+        #expect(try names([KeelSortDescriptor(key: "salary"), KeelSortDescriptor(key: "name", ascending: false)]) == ["David", "bob", "Eve", "Alice", "Chloé", "Zed"])
+        // Ties keep ID order whatever the access: the index (salary) and a scan agree.
+        #expect(try names([KeelSortDescriptor(key: "salary", ascending: false)], "department == \(data.dept(0).serialized()) OR department == nil") == ["Alice", "Eve", "bob"])
+    }
+
+    @Test("include embeds related objects, prefetched; sub-entities in or out")
+    func includeAndSubentities() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let rows = try c.fetch(FetchRequest(entity: "Employee", predicate: "name IN {'Alice', 'Eve'}", sort: [KeelSortDescriptor(key: "name")], include: ["department", "computers"]))
+        let alice = rows[0].json(in: data.model)
+        #expect(alice["department"]?["name"] == "Sales")
+        #expect(alice["department"]?["$id"] == data.dept(0))
+        #expect(alice["computers"]?.arrayValue?.compactMap { $0["model"]?.stringValue }.sorted() == ["MacBook", "ThinkPad"])
+        #expect(rows[1].json(in: data.model)["department"] == .null)
+        #expect(rows[1].object?.included["department"] == [])
+        #expect(try c.names(FetchRequest(entity: "Person", sort: [KeelSortDescriptor(key: "name")])) == ["Alice", "Chloé", "David", "Eve", "Sam", "Zed", "ann", "bob"])
+        #expect(try c.count(FetchRequest(entity: "Person", includeSubentities: false)) == 0)
+        #expect(try c.names(FetchRequest(entity: "Person", predicate: "age < 20", sort: [KeelSortDescriptor(key: "age")])) == ["Sam", "ann"])
+        #expect(try c.count(FetchRequest(entity: "Employee", predicate: "name < 'B'")) == 1)
+        #expect(try c.count(FetchRequest(entity: "Person", predicate: "name < 'B'")) == 1)
+        #expect(try c.count(FetchRequest(entity: "Person", predicate: "name >= 'a'")) == 2)
+    }
+
+    @Test("batch update and delete take a bound predicate")
+    func batchPredicate() throws {
+        let data = try FetchTestData()
+        let employee = data.model.id("Employee")
+        let raise = try PredicateBinder(model: data.model).bind("salary < 5000", to: employee)
+        let updated = try data.store.store.batchUpdate(entity: employee, predicate: raise, values: [data.model.field("Employee", "isManager"): .bool(true)])
+        #expect(updated.saveID != nil)
+        let c = data.context()
+        #expect(try c.names(FetchRequest(entity: "Employee", predicate: "isManager == YES", sort: [KeelSortDescriptor(key: "name")])) == ["David", "bob"])
+        let gone = try PredicateBinder(model: data.model).bind("department == nil", to: employee)
+        _ = try data.store.store.batchDelete(entity: employee, predicate: gone)
+        #expect(try data.context().count(FetchRequest(entity: "Employee")) == 5)
+    }
+}

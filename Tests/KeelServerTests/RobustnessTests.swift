@@ -1,0 +1,86 @@
+// No input, however malformed, crashes the daemon or changes stored data (spec/protocol.md):
+// deep nesting at the limits, random bytes, random mutations of valid requests.
+
+import Foundation
+import KeelModel
+import KeelProtocol
+import Testing
+
+@Suite("Robustness")
+struct RobustnessTests {
+    @Test("Predicates and JSON nested to their limits are answered, not crashed on")
+    func deepNesting() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let c = try keeld.connect()
+        try c.ok(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"A"}]}"#)
+        let depth = 250
+        let nested = String(repeating: "(", count: depth) + "name == 'A'" + String(repeating: ")", count: depth)
+        #expect(try c.ok(#"p1 COUNT {"entity":"Company","predicate":"\#(nested)"}"#) == ["count": 1])
+        let nots = String(repeating: "NOT ", count: 200) + "name == 'A'"
+        #expect(try c.ok(#"p2 COUNT {"entity":"Company","predicate":"\#(nots)"}"#) == ["count": 1])
+        let tooDeep = String(repeating: "(", count: 5000) + "name == 'A'" + String(repeating: ")", count: 5000)
+        try c.fails(#"p3 COUNT {"entity":"Company","predicate":"\#(tooDeep)"}"#, "PREDICATE")
+        // A json attribute nested deep, and JSON past the parser's depth limit.
+        let deepJSON = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        try c.ok(#"j1 INSERT {"entity":"Computer","values":{"id":"00000000-0000-0000-0000-000000000001","specs":\#(deepJSON)}}"#)
+        let tooDeepJSON = String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)
+        try c.send(#"j2 INSERT {"entity":"Computer","values":{"specs":\#(tooDeepJSON)}}"# + "\n")
+        #expect(try c.line().hasPrefix("j2 ERR PARSE"))
+        #expect(try c.request("p PING").isOK)
+    }
+
+    @Test("Random bytes and mutated requests never crash the daemon or change stored data")
+    func fuzz() throws {
+        let seed = DurabilityTests.seed()
+        print("RobustnessTests.fuzz seed \(seed) (KEEL_SEED=\(seed) replays)")
+        var rng = SplitMix64(seed: seed)
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let setup = try keeld.connect()
+        try setup.ok(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"A"},{"name":"B"}]}"#)
+        let before = try setup.request(#"f FETCH {"entity":"Company"}"#).rows
+        let valid = [
+            #"a GET {"$id":"Company/1"}"#, #"b FETCH {"entity":"Company","predicate":"name == 'A'"}"#,
+            #"c UPDATE {"$id":"Company/1","values":{"name":"Z"}}"#, #"d CONTEXT.OPEN {"name":"x","parent":"main"}"#,
+            #"e RELATE {"$id":"Company/1","relationship":"departments","add":["Department/1"]}"#, "f CHANGES", "g ROLLBACK",
+            #"h COUNT {"entity":"Person","sort":[{"key":"name"}]}"#, #"i HISTORY {"after":0}"#, "j STATS",
+        ]
+        let rounds = DurabilityTests.slow ? 20_000 : 2_000
+        let client = try keeld.connect()
+        var sent = 0
+        for _ in 0..<rounds {
+            var bytes = Array(valid[Int(rng.next() % UInt64(valid.count))].utf8)
+            switch rng.next() % 4 {
+            case 0:  // random bytes
+                bytes = (0..<Int(rng.next() % 80)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            case 1:  // flip some bytes
+                for _ in 0..<(1 + rng.next() % 4) where !bytes.isEmpty {
+                    bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
+                }
+            case 2:  // cut
+                bytes = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count + 1))))
+            default:  // duplicate a slice
+                let cut = Int(rng.next() % UInt64(bytes.count + 1))
+                bytes.insert(contentsOf: bytes[..<cut], at: cut)
+            }
+            bytes.removeAll { $0 == UInt8(ascii: "\n") }
+            // Never SAVE: whatever the mutations did to the main context stays pending.
+            if String(decoding: bytes, as: UTF8.self).uppercased().contains("SAVE") { continue }
+            try client.send(bytes + [UInt8(ascii: "\n")])
+            sent += 1
+        }
+        try client.send("end PING\n")
+        var finals = 0
+        while true {
+            let line = try client.line()
+            if line == "end OK" { break }
+            if try Reply.parse(Array(line.utf8)).isFinal { finals += 1 }
+        }
+        #expect(finals == sent, "one final line per request")
+        let after = try keeld.connect().request(#"f FETCH {"entity":"Company"}"#).rows
+        #expect(after == before, "nothing stored changed")
+    }
+}

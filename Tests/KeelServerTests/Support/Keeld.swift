@@ -1,0 +1,167 @@
+// A real keeld for a test: the binary the build made (.build/debug/keeld), started as a child
+// process on a temporary data folder and socket, with a configuration file written for the
+// test. `start()` returns once the ready line came; `stop()` sends SIGTERM and returns the exit
+// status; `kill()` is SIGKILL.
+
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class Keeld {
+    /// The repository root, from this file's path.
+    static let root: String = {
+        let path = #filePath
+        guard let range = path.range(of: "/Tests/KeelServerTests/") else { return FileManager.default.currentDirectoryPath }
+        return String(path[..<range.lowerBound])
+    }()
+
+    static var binary: String { root + "/.build/debug/keeld" }
+    static var model: String { root + "/config/model.json" }
+
+    let folder: String
+    var socketPath: String { folder + "/run/keeld.sock" }
+    var dataPath: String { folder + "/data" }
+    var stderrPath: String { folder + "/keeld.stderr" }
+    var configPath: String { folder + "/keeld.json" }
+    private(set) var process: Process?
+    private(set) var pid: Int32 = 0
+
+    /// A fresh temporary folder (short, so the socket path fits sun_path).
+    init() throws {
+        var template = Array("/tmp/keel-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else { throw KeeldError("mkdtemp failed") }
+        folder = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Another daemon on the same folder (for the second-daemon test).
+    init(sharing other: Keeld) {
+        folder = other.folder
+    }
+
+    deinit {
+        if let process, process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+
+    /// Removes the temporary folder.
+    func cleanUp() {
+        if let process, process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Writes the configuration: the test's socket and data folder, then `settings` over them.
+    func configure(_ settings: [String: Any] = [:], limits: [String: Int] = [:]) throws {
+        var json: [String: Any] = [
+            "socketPath": socketPath, "dataDirectory": dataPath, "modelPath": Self.model,
+            "logLevel": "notice", "backupDirectory": folder + "/backups", "shutdownGraceSeconds": 10,
+        ]
+        for (key, value) in settings { json[key] = value }
+        if !limits.isEmpty { json["limits"] = limits }
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
+        try data.write(to: URL(fileURLWithPath: configPath))
+    }
+
+    /// Starts keeld and waits for its ready line. Throws with its standard error if it exits
+    /// instead.
+    @discardableResult
+    func start(arguments: [String]? = nil, timeout: Double = 60) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
+            throw KeeldError("no keeld binary at \(Self.binary): run `swift build --build-tests` (make test does)")
+        }
+        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments ?? ["--config", configPath]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let out = Pipe()
+        process.standardOutput = out
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        self.pid = process.processIdentifier
+        let line = try readLine(out.fileHandleForReading.fileDescriptor, timeout: timeout)
+        guard let line else {
+            process.waitUntilExit()
+            throw KeeldError("keeld exited \(process.terminationStatus) before it was ready: \(stderr)")
+        }
+        return line
+    }
+
+    /// Runs keeld expecting it to refuse: its exit status and standard error.
+    func runExpectingRefusal(arguments: [String]? = nil) throws -> (status: Int32, stderr: String) {
+        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments ?? ["--config", configPath]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// SIGTERM, then the exit status (nil if it did not exit within `timeout`).
+    func stop(signal: Int32 = SIGTERM, timeout: Double = 60) -> Int32? {
+        guard let process else { return nil }
+        Glibc.kill(process.processIdentifier, signal)
+        return waitForExit(timeout: timeout)
+    }
+
+    /// SIGKILL, and waits for the process to be gone.
+    func kill() {
+        guard let process else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func waitForExit(timeout: Double) -> Int32? {
+        guard let process else { return nil }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else { return nil }
+        return process.terminationStatus
+    }
+
+    /// Resident memory of the daemon, in KiB (VmRSS).
+    var residentKiB: Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    /// A new client connection.
+    func connect() throws -> LineClient { try LineClient(path: socketPath) }
+
+    private func readLine(_ fd: Int32, timeout: Double) throws -> String? {
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 100)
+            guard ready > 0 else { continue }
+            var byte: UInt8 = 0
+            let n = read(fd, &byte, 1)
+            if n <= 0 { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+        throw KeeldError("keeld was not ready within \(timeout) s: \(stderr)")
+    }
+}
+
+struct KeeldError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,91 @@
+// Writers on their own threads (blocking sockets must not sit on the cooperative pool), for the
+// crash and shutdown tests: each saves small transactions in a loop and records which saves
+// the daemon acknowledged with OK, until the daemon goes away.
+
+import Foundation
+import KeelModel
+import KeelProtocol
+import Synchronization
+
+/// What the writers saw.
+final class LoadRecord: Sendable {
+    /// Guards the acknowledged save names and the protocol violations seen.
+    private let state = Mutex<(acknowledged: [String], violations: [String], busy: Int)>(([], [], 0))
+
+    func acknowledge(_ name: String) { state.withLock { $0.acknowledged.append(name) } }
+    func violation(_ text: String) { state.withLock { $0.violations.append(text) } }
+    func sawBusy() { state.withLock { $0.busy += 1 } }
+
+    var acknowledged: [String] { state.withLock { $0.acknowledged } }
+    var violations: [String] { state.withLock { $0.violations } }
+    var busy: Int { state.withLock { $0.busy } }
+}
+
+enum LoadClients {
+    /// Starts `count` writers on their own threads. Writer `w` saves, again and again, one
+    /// Company named `"<prefix>w<w>-<i>"` and one Department `"dept-<that name>"` of that
+    /// company in one SAVE;
+    /// an OK records the name. A writer stops when the connection ends or `deadline` passes.
+    /// Wait for them with the returned group.
+    static func start(socket: String, writers count: Int, prefix: String, record: LoadRecord, deadline: Date) -> DispatchGroup {
+        let group = DispatchGroup()
+        for w in 0..<count {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                writer(w, socket: socket, prefix: prefix, record: record, deadline: deadline)
+            }
+            thread.start()
+        }
+        return group
+    }
+
+    private static func writer(_ w: Int, socket: String, prefix: String, record: LoadRecord, deadline: Date) {
+        guard let client = try? LineClient(path: socket, timeoutSeconds: 30) else { return }
+        var i = 0
+        while Date() < deadline {
+            let name = "\(prefix)w\(w)-\(i)"
+            do {
+                // The department needs the company's ID: the insert first, then the rest pipelined.
+                let company = try client.request(#"a\#(i) INSERT {"entity":"Company","values":{"name":"\#(name)"}}"#)
+                if company.errorCode == "BUSY" { record.sawBusy(); return }
+                guard company.isOK, let id = company.payload?["$id"]?.stringValue else {
+                    record.violation("insert: \(company.finalLine)")
+                    return
+                }
+                try client.send(#"b\#(i) INSERT {"entity":"Department","values":{"name":"dept-\#(name)","companies":["\#(id)"]}}"# + "\ns\(i) SAVE\n")
+                let department = try client.response(tag: "b\(i)")
+                let save = try client.response(tag: "s\(i)")
+                if save.errorCode == "BUSY" || department.errorCode == "BUSY" {
+                    record.sawBusy()
+                    return
+                }
+                guard department.isOK, save.isOK else {
+                    record.violation("save: \(department.finalLine) / \(save.finalLine)")
+                    return
+                }
+                record.acknowledge(name)
+            } catch {
+                // The daemon went away (killed or stopped): the save in flight is unknown.
+                return
+            }
+            i += 1
+        }
+    }
+
+    /// Every Company and Department name in the store, through a fresh connection.
+    static func storedNames(socket: String) throws -> (companies: Set<String>, departments: [String: [String]]) {
+        let client = try LineClient(path: socket)
+        let companies = try client.request(#"c FETCH {"entity":"Company","result":"dictionaries","properties":["name"]}"#)
+        let departments = try client.request(#"d FETCH {"entity":"Department","include":["companies"]}"#)
+        guard companies.isOK, departments.isOK else {
+            throw KeeldError("fetch failed: \(companies.finalLine) \(departments.finalLine)")
+        }
+        var byDepartment: [String: [String]] = [:]
+        for row in departments.rows {
+            let name = row["name"]?.stringValue ?? ""
+            byDepartment[name] = (row["companies"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        }
+        return (Set(companies.rows.compactMap { $0["name"]?.stringValue }), byDepartment)
+    }
+}
