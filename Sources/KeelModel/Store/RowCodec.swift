@@ -458,7 +458,20 @@ struct ByteReader {
     mutating func string() throws(KeelError) -> String {
         let n = try length()
         let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n])
-        guard let s = String(validating: slice, as: UTF8.self) else { throw damage("invalid UTF-8") }
+        // ASCII (most stored text) is valid UTF-8 as it stands: decode it without the generic
+        // validating initializer, which costs a metadata lookup per call.
+        var ascii = true
+        for b in slice where b >= 0x80 {
+            ascii = false
+            break
+        }
+        let s: String
+        if ascii {
+            s = String(decoding: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        } else {
+            guard let v = String(validating: slice, as: UTF8.self) else { throw damage("invalid UTF-8") }
+            s = v
+        }
         offset += n
         return s
     }
