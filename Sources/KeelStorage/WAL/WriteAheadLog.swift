@@ -27,6 +27,9 @@ final class WriteAheadLog: @unchecked Sendable {
     /// Bytes of the file that are allocated and zero-filled (or hold old frames) already.
     private var capacity: UInt64
     private var scratch: [UInt8]
+    /// The frames of the last append, kept for the next one (up to 16 MiB): a fresh buffer of a
+    /// large commit's size costs a page fault per 4 KiB on every commit.
+    private var frameBuffer: [UInt8] = []
 
     init(file: any StorageFile, header: LogFormat.Header, end: LogPosition, lastChecksum: UInt32,
          nextSequence: FrameSequence, compress: Bool, preallocationBytes: UInt64) throws(StorageError) {
@@ -53,8 +56,11 @@ final class WriteAheadLog: @unchecked Sendable {
         throws(StorageError) -> [(FrameSequence, LogFrameReference)]
     {
         precondition(!pages.isEmpty, "a commit has at least one page")
-        var out: [UInt8] = []
+        var out = frameBuffer
+        frameBuffer = []
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(pages.count * (pageSize + LogFormat.frameHeaderSize))
+        defer { if out.capacity <= 16 << 20 { frameBuffer = out } }
         var refs: [(FrameSequence, LogFrameReference)] = []
         refs.reserveCapacity(pages.count)
         var chain = lastChecksum
