@@ -93,7 +93,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     public func object(_ id: ObjectID) throws(KeelError) -> StoredObject? {
-        if let hit = recent.withLock({ $0.lookup(id) }) { return hit.row }
+        if let hit = recent.withLock({ $0.lookup(id) }) { return hit.row }  // nil row: known missing
         try checkEntity(id.entity)
         let row = try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> StoredObject? in
             var key: [UInt8] = []
@@ -206,11 +206,16 @@ struct RecentRows: ~Copyable {
         Int(truncatingIfNeeded: (id.number &* 0x9E37_79B9_7F4A_7C15) >> 58 ^ UInt64(id.entity.rawValue)) & (slots - 1)
     }
 
-    /// `(row)` when `id` is cached (row nil: no such object), nil when it is not.
-    func lookup(_ id: ObjectID) -> (row: StoredObject?, Void)? {
+    /// A cached lookup: `row` nil means the object is known not to exist.
+    struct Hit {
+        let row: StoredObject?
+    }
+
+    /// The cached result for `id`, nil when it is not cached.
+    func lookup(_ id: ObjectID) -> Hit? {
         let s = Self.slot(id)
         guard ids[s] == id else { return nil }
-        return (rows[s], ())
+        return Hit(row: rows[s])
     }
 
     mutating func store(_ id: ObjectID, _ row: StoredObject?) {
