@@ -6,18 +6,8 @@
 extension RowCodec {
     /// The row of `id` with only the fields where `wanted` is true decoded (the rest `.null`).
     static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int, wanted: [Bool]) throws(KeelError) -> StoredObject {
-        var reader = ByteReader(bytes: bytes)
-        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
-        let version = try reader.varint()
         var values = [Value](repeating: .null, count: fieldCount)
-        var previous = -1
-        while !reader.atEnd {
-            let raw = try reader.varint()
-            guard raw < UInt64(fieldCount), Int(raw) > previous else {
-                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
-            }
-            let field = Int(raw)
-            previous = field
+        let version = try walkFields(bytes, fieldCount: fieldCount) { (field, reader) throws(KeelError) in
             if field < wanted.count, wanted[field] {
                 values[field] = try decodeValue(&reader)
             } else {
@@ -33,25 +23,14 @@ extension RowCodec {
     static func decode(
         _ bytes: UnsafeRawBufferPointer, into values: inout [Value], fieldCount: Int, wanted: [Bool]
     ) throws(KeelError) -> UInt64 {
-        var reader = ByteReader(bytes: bytes)
-        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
-        let version = try reader.varint()
         for f in 0..<min(fieldCount, wanted.count, values.count) where wanted[f] { values[f] = .null }
-        var previous = -1
-        while !reader.atEnd {
-            let raw = try reader.varint()
-            guard raw < UInt64(fieldCount), Int(raw) > previous else {
-                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
-            }
-            let field = Int(raw)
-            previous = field
+        return try walkFields(bytes, fieldCount: fieldCount) { (field, reader) throws(KeelError) in
             if field < wanted.count, field < values.count, wanted[field] {
                 values[field] = try decodeValue(&reader)
             } else {
                 try skipValue(&reader)
             }
         }
-        return version
     }
 
     static func skipValue(_ r: inout ByteReader) throws(KeelError) {

@@ -216,21 +216,33 @@ public enum RowCodec {
     /// Decodes the row of `id`, whose entity has `fieldCount` properties. Throws CORRUPT on any
     /// damage.
     public static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
+        var values = [Value](repeating: .null, count: fieldCount)
+        let version = try walkFields(bytes, fieldCount: fieldCount) { (field, reader) throws(KeelError) in
+            values[field] = try decodeValue(&reader)
+        }
+        return StoredObject(id: id, version: version, values: values)
+    }
+
+    /// Walks a row: checks the format byte, reads the version, then hands each field number (in
+    /// strictly increasing order, each below `fieldCount`, else CORRUPT) to `visit`, which must
+    /// consume that field's value from the reader (decode or skip it). Returns the version.
+    @inline(__always)
+    static func walkFields(
+        _ bytes: UnsafeRawBufferPointer, fieldCount: Int, _ visit: (Int, inout ByteReader) throws(KeelError) -> Void
+    ) throws(KeelError) -> UInt64 {
         var reader = ByteReader(bytes: bytes)
         guard try reader.byte() == format else { throw reader.damage("unknown row format") }
         let version = try reader.varint()
-        var values = [Value](repeating: .null, count: fieldCount)
         var previous = -1
         while !reader.atEnd {
             let raw = try reader.varint()
             guard raw < UInt64(fieldCount), Int(raw) > previous else {
                 throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
             }
-            let field = Int(raw)
-            previous = field
-            values[field] = try decodeValue(&reader)
+            previous = Int(raw)
+            try visit(previous, &reader)
         }
-        return StoredObject(id: id, version: version, values: values)
+        return version
     }
 
     public static func decode(_ bytes: [UInt8], id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
