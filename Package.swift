@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "KeelModel", targets: ["KeelModel"]),
         .library(name: "KeelProtocol", targets: ["KeelProtocol"]),
         .library(name: "KeelServer", targets: ["KeelServer"]),
+        .library(name: "KeelClient", targets: ["KeelClient"]),
         .executable(name: "keeld", targets: ["keeld"]),
     ],
     dependencies: [
@@ -91,6 +92,19 @@ let package = Package(
             dependencies: [
                 "KeelServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // The Swift client library: a pipelined connection to keeld, contexts, streams, and the
+        // typed entity layer that works the same embedded (KeelModel) or over the socket.
+        .target(
+            name: "KeelClient",
+            dependencies: [
+                "KeelModel",
+                "KeelProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
