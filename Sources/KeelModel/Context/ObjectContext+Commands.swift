@@ -8,19 +8,35 @@ extension ObjectContext {
     @discardableResult
     public func insert(entity name: String, values: JSON = [:]) throws(KeelError) -> ObjectID {
         let entity = try insertable(name)
-        try prepare()
+        let reads = Self.namesRelationship(entity, values.objectValue?.keys)
+        if reads { try prepare() }
         let inputs = try inputs(values, for: entity, state: overlay)
-        return try insert(entity, inputs)
+        return try insert(entity, inputs, reads: reads)
     }
 
     /// `INSERT` with typed values: relationships as `.object(id)`/`.null` or `.objects([ids])`.
     @discardableResult
     public func insert(entity name: String, typedValues values: [String: Value]) throws(KeelError) -> ObjectID {
         let entity = try insertable(name)
-        try prepare()
-        if let id = try fastInsert(entity, values) { return id }
+        let reads = Self.namesRelationship(entity, values.keys)
+        if reads { try prepare() }
+        if let id = try fastInsert(entity, values, reads: reads) { return id }
         let inputs = try inputs(values, for: entity, state: overlay)
-        return try insert(entity, inputs)
+        return try insert(entity, inputs, reads: reads)
+    }
+
+    /// Whether an insert with these property names reads the snapshot: only a relationship does
+    /// (its targets must exist, its inverses are kept in step). An insert of attributes alone
+    /// reads nothing, so it takes no snapshot (spec/protocol.md: the snapshot is taken at the
+    /// context's first read) — a client that inserts and saves in a loop then pins no engine
+    /// snapshot the store's checkpoints would have to wait for. A name the entity lacks counts
+    /// as a read: the general path reports it.
+    static func namesRelationship<Names: Sequence<String>>(_ entity: Entity, _ names: Names?) -> Bool {
+        guard let names else { return true }
+        for name in names {
+            guard let field = entity.field(named: name), case .attribute = entity.properties[field] else { return true }
+        }
+        return false
     }
 
     /// `UPDATE`: sets the given properties (wire values). A to-many value replaces the members.
@@ -98,7 +114,7 @@ extension ObjectContext {
         return entity
     }
 
-    private func insert(_ entity: Entity, _ given: [PropertyInput]) throws(KeelError) -> ObjectID {
+    private func insert(_ entity: Entity, _ given: [PropertyInput], reads: Bool) throws(KeelError) -> ObjectID {
         var row = [Value](repeating: .null, count: entity.properties.count)
         var inputs = given
         var set = Set<Int>()
@@ -120,7 +136,7 @@ extension ObjectContext {
             throw KeelError(.internal, "the store gave \(id.text(in: model)) for a new \(entity.name)")
         }
         let finalInputs = inputs
-        try perform { (o) throws(KeelError) in try o.applyInsert(id, row: row, inputs: finalInputs) }
+        try perform(reads: reads) { (o) throws(KeelError) in try o.applyInsert(id, row: row, inputs: finalInputs) }
         return id
     }
 

@@ -68,8 +68,8 @@ struct InsertPlan {
 
 extension ObjectContext {
     /// The fast INSERT, or nil (having changed nothing and taken no ID) when the general path
-    /// must run.
-    func fastInsert(_ entity: Entity, _ values: [String: Value]) throws(KeelError) -> ObjectID? {
+    /// must run. `reads`: the values name a relationship (the context has its snapshot).
+    func fastInsert(_ entity: Entity, _ values: [String: Value], reads: Bool) throws(KeelError) -> ObjectID? {
         let e = entity.id.index
         if insertPlans.count <= e { insertPlans.append(contentsOf: repeatElement(nil, count: e + 1 - insertPlans.count)) }
         if insertPlans[e] == nil { insertPlans[e] = InsertPlan(entity, model: model) }
@@ -104,7 +104,7 @@ extension ObjectContext {
         }
         let finalRow = row
         let finalLinks = links
-        try perform { (o) throws(KeelError) in try o.applyPlainInsert(id, row: finalRow, links: finalLinks) }
+        try perform(reads: reads) { (o) throws(KeelError) in try o.applyPlainInsert(id, row: finalRow, links: finalLinks) }
         return id
     }
 }

@@ -118,9 +118,10 @@ public final class ObjectContext {
         snapshot = nil
     }
 
-    /// Runs one command: all of it takes effect, or (when it throws) none.
-    func perform<T>(_ body: (inout ContextOverlay) throws(KeelError) -> T) throws(KeelError) -> T {
-        try prepare()
+    /// Runs one command: all of it takes effect, or (when it throws) none. `reads: false` for a
+    /// command that reads nothing of the snapshot (an insert of attributes only): it takes none.
+    func perform<T>(reads: Bool = true, _ body: (inout ContextOverlay) throws(KeelError) -> T) throws(KeelError) -> T {
+        if reads { try prepare() }
         overlay.begin()
         do throws(KeelError) {
             let result = try body(&overlay)

@@ -34,8 +34,9 @@ public final class ObjectStore: Sendable {
     let stores: [Store]
     let layout: TreeLayout
     /// The save lock: held for the whole of every save and batch (one save at a time, so a save
-    /// reads the current state without racing another). Guards the last save id.
-    let saveLock: Mutex<SaveCounter>
+    /// reads the current state without racing another). Guards the last save id. Its waiters
+    /// sleep rather than spin (BlockingMutex.swift).
+    let saveLock: BlockingMutex<SaveCounter>
     /// Guards the per-entity ID allocator: next number to hand out and the durable reserved mark.
     let ids: Mutex<[IDRange]>
     /// Guards the observer table.
@@ -57,7 +58,7 @@ public final class ObjectStore: Sendable {
         self.logger = logger
         self.stores = stores
         self.layout = TreeLayout(model: model)
-        self.saveLock = Mutex(SaveCounter(last: lastSave, stored: stored))
+        self.saveLock = BlockingMutex(SaveCounter(last: lastSave, stored: stored))
         self.committed = Atomic(lastSave)
         self.ids = Mutex(ids)
         self.observers = Mutex(ObserverTable())

@@ -34,7 +34,7 @@ extension Session {
                 "pageSize": .int(Int64(s.pageSize)), "pagesUsed": .int(used), "pagesFree": .int(Int64(s.freePageCount)),
                 "cachedPages": .int(Int64(s.cachedPages)), "cacheHits": .int(Int64(s.cacheHits)),
                 "cacheMisses": .int(Int64(s.cacheMisses)), "checkpoints": .int(Int64(s.checkpoints)),
-                "lastTransaction": .int(Int64(s.lastTransaction)), "writeRefusal": s.writeRefusal.map(JSON.string) ?? .null,
+                "logSyncs": .int(Int64(s.logSyncs)), "lastTransaction": .int(Int64(s.lastTransaction)), "writeRefusal": s.writeRefusal.map(JSON.string) ?? .null,
             ]
             sums.file += Int64(s.fileBytes)
             sums.log += Int64(s.logBytes)

@@ -41,6 +41,15 @@ extension Pager {
         }
     }
 
+    /// The automatic checkpoint: runs only if it is still needed once the writer lock is held
+    /// (committers that saw the log past the threshold together run one checkpoint, not one each).
+    func checkpointIfNeeded() throws(StorageError) {
+        try writer.withLock { (w: inout WriterState) throws(StorageError) in
+            guard needsCheckpoint else { return }
+            _ = try checkpointLocked(.passive, writer: &w)
+        }
+    }
+
     func checkpointLocked(_ mode: CheckpointMode, writer w: inout WriterState) throws(StorageError) -> CheckpointResult {
         if options.readOnly { return CheckpointResult(pagesWritten: 0, logReset: false, readersCutOff: 0) }
         if let stop = groupCommit.stopReason { throw stop }
@@ -149,6 +158,7 @@ extension Pager {
             logFrameBytes.store(0, ordering: .relaxed)
             reset = true
         }
+        checkpointRetryBytes.store(reset ? 0 : log.frameBytes + options.checkpointThresholdBytes / 4, ordering: .relaxed)
         checkpointCount.add(1, ordering: .relaxed)
         return CheckpointResult(pagesWritten: sorted.count, logReset: reset, readersCutOff: cutOff)
     }

@@ -58,6 +58,10 @@ final class Pager: @unchecked Sendable {
     /// Bytes of frames in the log; written under the writer lock, read anywhere (auto-checkpoint).
     let logFrameBytes: Atomic<UInt64>
     let checkpointCount = Atomic<UInt64>(0)
+    /// Log frame bytes at which the automatic checkpoint tries again after one that could not
+    /// empty the log (a reader held an older snapshot); 0 after one that did. Written by
+    /// checkpoints (under the writer lock), read after every commit.
+    let checkpointRetryBytes = Atomic<UInt64>(0)
 
     init(
         options: StoreOptions, path: String, logPath: String, pageFile: any StorageFile, log: WriteAheadLog,
@@ -234,8 +238,19 @@ final class Pager: @unchecked Sendable {
     /// Brings the page cache back within its budget once a commit released its buffers.
     func trimCache() { state.withLock { $0.table.trim() } }
 
-    /// Whether the log has grown past the checkpoint threshold.
-    var needsCheckpoint: Bool { logFrameBytes.load(ordering: .relaxed) > options.checkpointThresholdBytes }
+    /// Whether a commit that has just become durable should run the automatic checkpoint: the log
+    /// holds more than the threshold, and either the last checkpoint emptied it, or the log has
+    /// grown by a quarter of the threshold since one that could not, or a checkpoint now could
+    /// empty it (no commit waits to be published and no reader holds an older snapshot). A
+    /// checkpoint that cannot empty the log still costs two fsyncs under the writer lock: run
+    /// after every commit while some reader pinned an old snapshot, it serialised every writer
+    /// behind it (Docs/Performance.md, "Durable saves").
+    var needsCheckpoint: Bool {
+        let bytes = logFrameBytes.load(ordering: .relaxed)
+        guard bytes > options.checkpointThresholdBytes else { return false }
+        if bytes >= checkpointRetryBytes.load(ordering: .relaxed) { return true }
+        return state.withLock { s in s.pending.isEmpty && s.readers.values.allSatisfy { $0 >= s.published } }
+    }
 
     /// Why writes are refused, if they are.
     var writeRefusal: StorageError? {

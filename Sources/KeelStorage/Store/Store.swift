@@ -104,7 +104,7 @@ public final class Store: Sendable {
         if let sequence = ticket.sequence, options.syncMode == .full { try pager.groupCommit.waitDurable(sequence) }
         if pager.needsCheckpoint {
             do {
-                try pager.checkpoint(.passive)
+                try pager.checkpointIfNeeded()
             } catch {
                 logger.error("automatic checkpoint failed", metadata: ["store.path": "\(path)", "error": "\(error)"])
             }

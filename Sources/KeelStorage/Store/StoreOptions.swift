@@ -21,7 +21,8 @@ public struct StoreOptions: Sendable {
     /// live transaction holds are never evicted).
     public var cacheSizeBytes: Int = 64 << 20
     public var syncMode: SyncMode = .full
-    /// A checkpoint runs after a commit once the log holds more than this many bytes of frames.
+    /// A checkpoint runs after a commit once the log holds more than this many bytes of frames
+    /// (while readers keep one from emptying the log, again only after every further quarter).
     public var checkpointThresholdBytes: UInt64 = 32 << 20
     /// When the log holds more than this and a reader's old snapshot blocks the checkpoint, that
     /// reader is cut off (`snapshotTooOld`) so the log cannot grow without bound.
