@@ -40,12 +40,18 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         for s in snapshots { s.close() }
     }
 
-    /// The id of the last save this snapshot includes (0 before the first).
+    /// The id of the last save this snapshot includes (0 before the first): the highest save
+    /// counter of its stores (each save writes it into its home store).
     public func lastSaveID() throws(KeelError) -> SaveID {
-        try read(store: 0) { (txn) throws(KeelError) -> SaveID in
-            let bytes = try engine { () throws(StorageError) in try txn.tree(TreeLayout.meta)?.get(Array(MetaKey.save.utf8)) }
-            return SaveID(rawValue: bytes.flatMap(KeyEncoding.readU64) ?? 0)
+        var last: UInt64 = 0
+        for s in snapshots.indices {
+            let saved = try read(store: s) { (txn) throws(KeelError) -> UInt64 in
+                let bytes = try engine { () throws(StorageError) in try txn.tree(TreeLayout.meta)?.get(Array(MetaKey.save.utf8)) }
+                return bytes.flatMap(KeyEncoding.readU64) ?? 0
+            }
+            last = max(last, saved)
         }
+        return SaveID(rawValue: last)
     }
 
     func read<R>(store: Int, _ body: (ReadTransaction) throws(KeelError) -> R) throws(KeelError) -> R {

@@ -1,22 +1,24 @@
 // The save pipeline shared by `save` and the batch requests: under the save lock, take the
-// engine write transactions of the touched stores (configuration order: the primary outermost,
-// so it commits last), let the caller apply its changes to a SaveSession, validate, flush rows
-// and indexes, write the history record, the save counter and each store's `applied` mark, and
-// — when the save spans several stores — the redo intent (Decision 0004):
+// engine write transactions of the touched stores (configuration order: the first outermost, so
+// it commits last), let the caller apply its changes to a SaveSession, validate, flush rows and
+// indexes, write the history record and the save counter into the save's home store (the first
+// it touches: the only one of a single-store save), each store's `applied` mark, and — when the
+// save spans several stores — the redo intent (Decision 0004):
 //
-//   nesting:  primary.write { s1.write { … sN.write { apply; validate; flush; intent } } }
+//   nesting:  home.write { s1.write { … sN.write { apply; validate; flush; intent } } }
 //   commits:  sN first (it holds the intent with the key-level operations of every other store),
-//             then … s1, then the primary. Each inner `write` returns only once its commit is
+//             then … s1, then the home store. Each inner `write` returns only once its commit is
 //             durable (sync mode full), so the intent is on disk before any other store commits.
-//             The primary's commit is made with `writeDeferringSync`: a save that touches only
-//             the primary releases the save lock before waiting for its fsync, so concurrent
-//             saves share fsyncs (group commit); `save` returns — and observers hear of the
-//             save — only once it is durable. A multi-store save waits for the primary's
-//             durability (which is when the engine publishes it) before opening the gate.
-//   snapshot gate: taken exclusively just before sN commits, released after the primary has,
-//             so no snapshot sees some stores with the save and others without.
+//             The home store's commit is made with `writeDeferringSync`: a save that touches
+//             one store — any one: its history lives there — releases the save lock before
+//             waiting for its fsync, so concurrent saves share fsyncs (group commit); `save`
+//             returns — and observers hear of the save — only once it is durable. A multi-store
+//             save waits for the home store's durability (which is when the engine publishes it)
+//             before opening the gate.
+//   snapshot gate: taken exclusively just before sN commits, released after the home store
+//             has, so no snapshot sees some stores with the save and others without.
 //
-// A crash after sN's commit and before the primary's is completed at the next open
+// A crash after sN's commit and before the home store's is completed at the next open
 // (ObjectStore+Open.swift, recoverIntents). In sync mode `normal` or `off` a power cut can lose
 // sN's commit while keeping a later one of another store, so cross-store atomicity across a
 // power cut needs `full` (the default).
@@ -30,8 +32,10 @@ extension ObjectStore {
         stores touched: Set<Int>, _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
     ) throws(KeelError) -> SaveResult {
         let marks = reservedMarks()
-        let (result, ticket) = try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, CommitTicket) in
-            let order = touched.union([0]).sorted()
+        let (result, (ticket, home)) = try saveLock.withLock {
+            (counter: inout SaveCounter) throws(KeelError) -> (SaveResult, (CommitTicket, Int)) in
+            let order = touched.isEmpty ? [0] : touched.sorted()
+            let home = order[0]
             let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: counter.stored)
             session.recording = order.count > 1
             let saveID = counter.last + 1
@@ -47,10 +51,10 @@ extension ObjectStore {
                     let record = HistoryRecord(
                         saveID: SaveID(rawValue: saveID), time: Self.nowMilliseconds(), inserted: summary.inserted,
                         updated: summary.updated, deleted: summary.deleted)
-                    try session.put(0, TreeLayout.history, key: KeyEncoding.u64(saveID), value: HistoryCodec.encode(record, model: model))
-                    try session.put(0, TreeLayout.meta, key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(saveID))
+                    try session.put(home, TreeLayout.history, key: KeyEncoding.u64(saveID), value: HistoryCodec.encode(record, model: model))
+                    try session.put(home, TreeLayout.meta, key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(saveID))
                     for s in order { try session.put(s, TreeLayout.meta, key: Array(MetaKey.applied.utf8), value: KeyEncoding.u64(saveID)) }
-                    if let keep = options.historyRetention { try pruneInSave(session, last: saveID, keeping: keep) }
+                    if let keep = options.historyRetention { try pruneInSave(session, store: home, last: saveID, keeping: keep) }
                     if order.count > 1, let first = order.last {
                         try writeIntent(session, first: first, order: order, saveID: saveID)
                         snapshotGate.lockExclusive()
@@ -65,12 +69,13 @@ extension ObjectStore {
                 counter.last = saveID
                 committed.store(saveID, ordering: .releasing)
                 if gateHeld {
-                    // The primary's commit reaches new readers only once it is durable (the engine
-                    // publishes at sync): a multi-store save waits for it before opening the gate,
-                    // or a snapshot could see the other stores with the save and the primary
-                    // without. (Such saves share no fsync with later saves; single-store ones do.)
+                    // The home store's commit reaches new readers only once it is durable (the
+                    // engine publishes at sync): a multi-store save waits for it before opening the
+                    // gate, or a snapshot could see the other stores with the save and the home
+                    // store without. (Such saves share no fsync with later saves; single-store
+                    // ones do.)
                     do throws(StorageError) {
-                        try stores[0].waitDurable(ticket)
+                        try stores[home].waitDurable(ticket)
                     } catch {
                         throw KeelError(error)
                     }
@@ -82,7 +87,7 @@ extension ObjectStore {
                 for id in outcome.0.inserted where id.number > counter.stored[id.entity.index] {
                     counter.stored[id.entity.index] = id.number
                 }
-                return (outcome.0, ticket)
+                return (outcome.0, (ticket, home))
             } catch {
                 // A commit that failed part-way may have left an intent: never hand its id out again.
                 if reachedCommit {
@@ -95,12 +100,14 @@ extension ObjectStore {
             }
         }
         // Outside the save lock: saves committed meanwhile share this fsync.
+        let saveID = result.saveID ?? SaveID(rawValue: 0)
         do throws(StorageError) {
-            try stores[0].waitDurable(ticket)
+            try stores[home].waitDurable(ticket)
         } catch {
+            settleNotice(saveID, durable: false)
             throw KeelError(error)
         }
-        deliverNotices(through: result.saveID ?? SaveID(rawValue: 0))
+        settleNotice(saveID, durable: true)
         return result
     }
 
@@ -157,23 +164,12 @@ extension ObjectStore {
         try engine { () throws(StorageError) in try tree.put(key: KeyEncoding.u64(saveID), value: bytes) }
     }
 
-    /// History retention inside a save's commit (through the session, so a multi-store save's
-    /// intent carries the deletions too).
-    private func pruneInSave(_ session: SaveSession, last: UInt64, keeping: Int) throws(KeelError) {
-        guard let tree = try session.readTree(0, TreeLayout.history) else { return }
-        let bound = last > UInt64(max(keeping, 0)) ? last - UInt64(max(keeping, 0)) : 0
-        let doomed = try engine { () throws(StorageError) -> [[UInt8]] in
-            var keys: [[UInt8]] = []
-            var cursor = try tree.cursor()
-            var valid = try cursor.seekFirst()
-            while valid {
-                let key = try cursor.key
-                guard let id = KeyEncoding.readU64(key), id <= bound else { break }
-                keys.append(key)
-                valid = try cursor.next()
-            }
-            return keys
-        }
-        for key in doomed { try session.delete(0, TreeLayout.history, key: key) }
+    /// History retention inside a save's commit, in the save's home store (through the session,
+    /// so a multi-store save's intent carries the deletions too). The other stores' records go
+    /// at their own next save, or at `pruneHistory`.
+    private func pruneInSave(_ session: SaveSession, store: Int, last: UInt64, keeping: Int) throws(KeelError) {
+        guard let tree = try session.readTree(store, TreeLayout.history) else { return }
+        let doomed = try Self.historyKeys(in: tree, through: Self.pruneBound(last: last, keeping: keeping))
+        for key in doomed { try session.delete(store, TreeLayout.history, key: key) }
     }
 }

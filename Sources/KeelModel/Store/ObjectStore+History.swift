@@ -18,6 +18,12 @@ public struct ObserverToken: Hashable, Sendable {
     let rawValue: UInt64
 }
 
+/// A committed save's record waiting until it, and every save committed before it, is durable.
+struct PendingNotice {
+    var record: HistoryRecord
+    var durable = false
+}
+
 /// The observers of an object store (guarded by `ObjectStore.observers`).
 struct ObserverTable {
     var next: UInt64 = 1
@@ -86,74 +92,106 @@ extension ObjectStore {
 
     /// Queues the record of a save just committed (under the save lock, so in commit order).
     func queueNotice(_ record: HistoryRecord) {
-        notices.withLock { $0.append(record) }
+        notices.withLock { $0.append(PendingNotice(record: record)) }
     }
 
-    /// Tells the observers of every queued save up to `saveID`, which is durable — and with it
-    /// every save before it, since every save commits in the primary's log — in commit order.
-    func deliverNotices(through saveID: SaveID) {
+    /// Settles the notice of save `saveID` once its saver knows the outcome — durable, or its
+    /// commit's sync failed (the store is fail-stopped; observers never hear of it) — then tells
+    /// the observers of every save at the front of the queue that is durable, in commit order.
+    /// Saves of different stores become durable in any order (each store syncs its own log), so
+    /// a durable save waits here for the saves committed before it.
+    func settleNotice(_ saveID: SaveID, durable: Bool) {
         notices.withLock { queue in
+            if let i = queue.firstIndex(where: { $0.record.saveID == saveID }) {
+                if durable { queue[i].durable = true } else { queue.remove(at: i) }
+            }
             var delivered = 0
-            while delivered < queue.count, queue[delivered].saveID <= saveID { delivered += 1 }
+            while delivered < queue.count, queue[delivered].durable { delivered += 1 }
             guard delivered > 0 else { return }
             let list = observers.withLock { Array($0.entries.sorted { $0.key < $1.key }.map(\.value)) }
-            for record in queue[..<delivered] {
-                for body in list { body(record) }
+            for notice in queue[..<delivered] {
+                for body in list { body(notice.record) }
             }
             queue.removeFirst(delivered)
         }
     }
 
-    /// The history records of saves after `after`, oldest first, at most `limit`.
+    /// The history records of saves after `after`, oldest first, at most `limit`: each store's
+    /// `$history` (a single-store save keeps its record in its store) read in one snapshot of
+    /// them all and merged by save id.
     public func history(after: SaveID, limit: Int? = nil) throws(KeelError) -> [HistoryRecord] {
-        try untyped { () throws -> [HistoryRecord] in
-            try stores[0].read { txn in
-                guard let tree = try txn.tree(TreeLayout.history) else { return [] }
-                var out: [HistoryRecord] = []
-                var cursor = try tree.cursor()
-                var valid = try cursor.seek(to: KeyEncoding.u64(after.rawValue &+ 1))
-                if after.rawValue == .max { valid = false }
-                while valid, out.count < (limit ?? .max) {
-                    let record = try cursor.withEntry { k, v in
-                        Result { () throws(KeelError) -> HistoryRecord in
-                            guard k.count == 8 else { throw KeelError(.corrupt, "damaged history key") }
-                            return try HistoryCodec.decode(v, saveID: SaveID(rawValue: KeyEncoding.readU64(k, at: 0)))
+        let limit = limit ?? .max
+        guard after.rawValue < .max, limit > 0 else { return [] }
+        let snapshot = try self.snapshot()
+        defer { snapshot.close() }
+        var out: [HistoryRecord] = []
+        for s in stores.indices {
+            let records = try snapshot.read(store: s) { (txn) throws(KeelError) -> [HistoryRecord] in
+                try untyped { () throws -> [HistoryRecord] in
+                    guard let tree = try txn.tree(TreeLayout.history) else { return [] }
+                    var found: [HistoryRecord] = []
+                    var cursor = try tree.cursor()
+                    var valid = try cursor.seek(to: KeyEncoding.u64(after.rawValue + 1))
+                    while valid, found.count < limit {
+                        let record = try cursor.withEntry { k, v in
+                            Result { () throws(KeelError) -> HistoryRecord in
+                                guard k.count == 8 else { throw KeelError(.corrupt, "damaged history key") }
+                                return try HistoryCodec.decode(v, saveID: SaveID(rawValue: KeyEncoding.readU64(k, at: 0)))
+                            }
                         }
+                        found.append(try record.get())
+                        valid = try cursor.next()
                     }
-                    out.append(try record.get())
-                    valid = try cursor.next()
+                    return found
                 }
-                return out
             }
+            out.append(contentsOf: records)
         }
+        if stores.count > 1 { out.sort { $0.saveID < $1.saveID } }
+        return Array(out.prefix(limit))
     }
 
-    /// Deletes all but the newest `keeping` history records; returns how many were deleted.
+    /// Deletes, in every store, the history records of all but the newest `keeping` saves;
+    /// returns how many were deleted.
     @discardableResult
     public func pruneHistory(keeping: Int) throws(KeelError) -> Int {
         try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> Int in
-            let last = counter.last
-            return try untyped { () throws -> Int in
-                try stores[0].write { txn in try Self.prune(txn, last: last, keeping: keeping) }
+            let bound = Self.pruneBound(last: counter.last, keeping: keeping)
+            var deleted = 0
+            for store in stores {
+                deleted += try untyped { () throws -> Int in
+                    try store.write { txn in
+                        guard let tree = try txn.tree(TreeLayout.history) else { return 0 }
+                        let doomed = try Self.historyKeys(in: tree, through: bound)
+                        for key in doomed { try tree.delete(key: key) }
+                        return doomed.count
+                    }
+                }
             }
+            return deleted
         }
     }
 
-    /// Deletes the records at or below `last - keeping`.
-    static func prune(_ txn: WriteTransaction, last: UInt64, keeping: Int) throws -> Int {
-        guard let tree = try txn.tree(TreeLayout.history) else { return 0 }
-        let bound = last > UInt64(max(keeping, 0)) ? last - UInt64(max(keeping, 0)) : 0
-        var doomed: [[UInt8]] = []
-        var cursor = try tree.cursor()
-        var valid = try cursor.seekFirst()
-        while valid {
-            let key = try cursor.key
-            guard let id = KeyEncoding.readU64(key), id <= bound else { break }
-            doomed.append(key)
-            valid = try cursor.next()
+    /// The highest save id whose record goes when the newest `keeping` are kept.
+    static func pruneBound(last: UInt64, keeping: Int) -> UInt64 {
+        let keep = UInt64(max(keeping, 0))
+        return last > keep ? last - keep : 0
+    }
+
+    /// The keys of the history records at or below save id `bound`, oldest first.
+    static func historyKeys(in tree: Tree, through bound: UInt64) throws(KeelError) -> [[UInt8]] {
+        try engine { () throws(StorageError) -> [[UInt8]] in
+            var keys: [[UInt8]] = []
+            var cursor = try tree.cursor()
+            var valid = try cursor.seekFirst()
+            while valid {
+                let key = try cursor.key
+                guard let id = KeyEncoding.readU64(key), id <= bound else { break }
+                keys.append(key)
+                valid = try cursor.next()
+            }
+            return keys
         }
-        for key in doomed { try tree.delete(key: key) }
-        return doomed.count
     }
 
     static func nowMilliseconds() -> Int64 {

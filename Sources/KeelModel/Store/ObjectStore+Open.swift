@@ -6,7 +6,13 @@ public import Logging
 import KeelStorage
 
 extension ObjectStore {
-    static let formatVersion: UInt64 = 1
+    /// The object layer's format, in the primary's `$meta format`. 1: every save's history record
+    /// and counter in the primary. 2: in the save's home store (a single-store save's own store).
+    /// A format-1 folder opens as is (it has no history outside the primary) and is marked 2 at
+    /// its first writable open; a folder of a newer format than this build reads is refused.
+    /// (Builds from before format 2 do not check the mark: open a format-2 folder only with this
+    /// build or newer.)
+    static let formatVersion: UInt64 = 2
 
     /// Opens (or creates) the data folder `directory` for `model`. Refuses a folder created with
     /// another model (`MODEL_MISMATCH`, naming the first differences).
@@ -23,6 +29,7 @@ extension ObjectStore {
                 stores.append(try engine { () throws(StorageError) in try Store.open(at: path, options: options.storage, logger: logger) })
             }
             try checkModel(model, primary: stores[0], readOnly: options.storage.readOnly)
+            try checkFormat(stores[0], readOnly: options.storage.readOnly)
             if !options.storage.readOnly { try recoverIntents(stores, logger: logger) }
             let layout = TreeLayout(model: model)
             var ranges: [IDRange] = []
@@ -31,7 +38,8 @@ extension ObjectStore {
                 let reserved = try readMeta(store, TreeLayout.ids(entity)).flatMap(KeyEncoding.readU64) ?? 0
                 ranges.append(IDRange(next: reserved + 1, reserved: reserved))
             }
-            let last = try readMeta(stores[0], MetaKey.save).flatMap(KeyEncoding.readU64) ?? 0
+            var last: UInt64 = 0
+            for store in stores { last = max(last, try readMeta(store, MetaKey.save).flatMap(KeyEncoding.readU64) ?? 0) }
             var stored: [UInt64] = []
             for entity in model.entities {
                 stored.append(try lastNumber(stores[layout.storeOf[entity.id.index]], tree: layout.objects[entity.id.index], entity: entity.id))
@@ -95,6 +103,24 @@ extension ObjectStore {
             "the data folder was created with another model: \(shown)\(differences.count > 5 ? "; …" : "")",
             details: ["storedHash": .string(storedHash), "modelHash": .string(model.hash),
                       "differences": .array(differences.map { .string($0) })])
+    }
+
+    /// Refuses a folder written by a newer format than this build's, and marks an older one with
+    /// this build's (the change from 1 to 2 needs no rewriting: see `formatVersion`).
+    static func checkFormat(_ primary: Store, readOnly: Bool) throws(KeelError) {
+        let stored = try readMeta(primary, MetaKey.format).flatMap(KeyEncoding.readU64) ?? 1
+        if stored > formatVersion {
+            throw KeelError(
+                .corrupt,
+                "the data folder was written by object-store format \(stored); this build reads formats 1 to \(formatVersion) (open it with a newer build)",
+                details: ["format": .int(Int64(clamping: stored)), "supported": .int(Int64(formatVersion))])
+        }
+        guard stored < formatVersion, !readOnly else { return }
+        try untyped {
+            try primary.write { txn in
+                try txn.openTree(TreeLayout.meta).put(key: Array(MetaKey.format.utf8), value: KeyEncoding.u64(formatVersion))
+            }
+        }
     }
 
     /// Completes every multi-store save whose first store committed but whose other stores did

@@ -23,10 +23,16 @@ extension ObjectStore {
     /// writes nothing.
     public func save(_ changes: ChangeSet, mergePolicy: MergePolicy = .error) throws(KeelError) -> SaveResult {
         if changes.isEmpty { return SaveResult(saveID: nil) }
-        var touched: Set<Int> = [0]
+        // The stores the save reads or writes: those of its objects (a relationship never joins
+        // two configurations, so their targets are in the same stores).
+        var touched: Set<Int> = []
         for c in changes.changes {
             try checkEntity(c.object.entity)
             touched.insert(storeIndex(of: c.object.entity))
+        }
+        for id in changes.originals.keys {
+            try checkEntity(id.entity)
+            touched.insert(storeIndex(of: id.entity))
         }
         return try performSave(stores: touched) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
             var replay = SaveReplay(session: session, policy: mergePolicy, reservedMarks: marks)

@@ -41,9 +41,10 @@ public final class ObjectStore: Sendable {
     let ids: Mutex<[IDRange]>
     /// Guards the observer table.
     let observers: Mutex<ObserverTable>
-    /// The notice lock: guards the records of committed saves whose durability no saver has
-    /// confirmed yet (commit order), and is held while observers hear of them, one at a time.
-    let notices: Mutex<[HistoryRecord]>
+    /// The notice lock: guards the records of committed saves that observers have not heard of
+    /// yet (commit order), each marked once its saver knows it durable, and is held while
+    /// observers hear of them, one at a time.
+    let notices: Mutex<[PendingNotice]>
     /// Held exclusively between the first and last commit of a multi-store save, shared while a
     /// snapshot pins its stores.
     let snapshotGate = ReadWriteLock()

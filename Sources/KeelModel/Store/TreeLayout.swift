@@ -124,11 +124,12 @@ enum MetaKey {
     static let modelHash = "model.hash"
     /// Primary only: the model's canonical JSON (UTF-8).
     static let modelJSON = "model.json"
-    /// Every store: the object layer's format, u64 BE (1).
+    /// Primary only: the object layer's format, u64 BE (`ObjectStore.formatVersion`).
     static let format = "format"
     /// Every store: the highest save id applied to this store, u64 BE.
     static let applied = "applied"
-    /// Primary only: the last save id, u64 BE.
+    /// The last save id whose home this store was (the store of a single-store save, the first
+    /// store of a multi-store one), u64 BE; the folder's last save id is the highest of them.
     static let save = "save"
     /// `ids/<Entity>` in the entity's store: the reserved object-number mark, u64 BE.
 }
