@@ -1,6 +1,8 @@
 // `Store.snapshot()`: a snapshot that outlives one closure sees one commit in every read until it
 // is closed (I5), does not block the writer, and is cut off by the checkpoint when held past the
-// log limit (I7) — what managed-object contexts rely on between their saves.
+// log limit (I7) — what managed-object contexts rely on between their saves. While a snapshot
+// keeps the automatic checkpoint from emptying the log, the checkpoint is retried only after the
+// log grows by another quarter of the threshold, not after every commit.
 
 import Testing
 
@@ -47,6 +49,34 @@ struct LongLivedSnapshotTests {
             let replacement = try store.snapshot()
             #expect(try replacement.read { try $0.tree("t")?.count() } == 400)
             replacement.close()
+        }
+    }
+
+    @Test("I7: while a snapshot holds the log, automatic checkpoints run once per quarter threshold of growth; once it closes the next one empties the log")
+    func pacedCheckpoints() throws {
+        let threshold: UInt64 = 64 << 10
+        try withVerifiedStore(configure: { $0.checkpointThresholdBytes = threshold; $0.compressLog = false }) { store in
+            try store.write { txn in _ = try txn.createTree("t") }
+            let snapshot = try store.snapshot()
+            let before = try store.statistics().checkpoints
+            var commits = 0
+            // Each commit logs about two 4 KiB pages: grow the log to four times the threshold.
+            while try store.statistics().logFrameBytes < 4 * threshold {
+                try store.write { txn in try txn.openTree("t").put(key: numberedKey(commits), value: randomBytes(100, seed: UInt64(commits))) }
+                commits += 1
+            }
+            let held = try store.statistics()
+            // Past the threshold every commit used to run one (each with two fsyncs under the
+            // writer lock); now one, then one per further quarter of it: (4 - 1) / (1/4) = 12.
+            #expect(held.checkpoints - before <= 13, "\(held.checkpoints - before) checkpoints for \(commits) commits")
+            #expect(held.checkpoints - before >= 1)
+            #expect(held.logFrameBytes > threshold, "the snapshot keeps the log from being emptied")
+            #expect(try snapshot.read { try $0.tree("t")?.count() } == 0)
+            snapshot.close()
+            try store.write { txn in try txn.openTree("t").put(key: numberedKey(commits), value: [1]) }
+            let after = try store.statistics()
+            #expect(after.logFrameBytes == 0, "with no reader left, the next commit's checkpoint empties the log")
+            #expect(try store.read { try $0.tree("t")?.count() } == commits + 1)
         }
     }
 }
