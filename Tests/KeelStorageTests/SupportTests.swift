@@ -1,3 +1,4 @@
+import CKeelSupport
 import Testing
 
 @testable import KeelStorage
@@ -20,6 +21,25 @@ struct SupportTests {
         long[5_000] ^= 0x10
         let b = long.withUnsafeBytes { CRC32C.checksum($0) }
         #expect(a != b)
+    }
+
+    @Test("the hardware CRC32C (three interleaved streams, joined by the zero-append operator) equals the table path at every length and offset")
+    func crcHardwareMatchesPortable() {
+        var random = SeededRandom(seed: 0x5EED_C3C)
+        let data = (0..<(3 * 8192 * 2 + 777)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        // Every length up to a few triples of short blocks, then around the long-block boundaries.
+        let lengths = Array(0...1_600) + [4_096, 4_128, 8_192, 3 * 8_192 - 1, 3 * 8_192, 3 * 8_192 + 1, 3 * 8_192 + 3 * 256 + 5, data.count - 7]
+        data.withUnsafeBytes { all in
+            for length in lengths {
+                for offset in [0, 1, 3, 7] where offset + length <= all.count {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
+                    let expected = keel_crc32c_portable(0x1234_5678, slice.baseAddress, length)
+                    let actual = CRC32C.checksum(slice, continuing: 0x1234_5678)
+                    if length > 0 { #expect(actual == expected, "length \(length) at offset \(offset)") }
+                }
+            }
+        }
+        #expect(CRC32C.isHardwareAccelerated || keel_crc32c_hardware() == 0)
     }
 
     @Test("LZ4 round-trips compressible data and refuses damaged blocks without crashing")

@@ -9,6 +9,9 @@
 /// Uses the SSE4.2 crc32 instruction when the CPU has it, a slicing-by-8 table otherwise.
 uint32_t keel_crc32c(uint32_t crc, const void *data, size_t length);
 
+/// The table path alone, whatever the CPU (tests compare the hardware path with it).
+uint32_t keel_crc32c_portable(uint32_t crc, const void *data, size_t length);
+
 /// 1 when the hardware path is in use (reported by the benchmark), 0 for the table fallback.
 int keel_crc32c_hardware(void);
 

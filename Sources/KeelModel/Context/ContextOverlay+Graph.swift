@@ -4,13 +4,13 @@
 
 extension ContextOverlay: ObjectReader, GraphEditor {
     func object(_ id: ObjectID) throws(KeelError) -> StoredObject? {
-        if deleted.contains(id) { return nil }
+        if !deleted.isEmpty, deleted.contains(id) { return nil }
         if let row = rows[id] { return StoredObject(id: id, version: row.version, values: row.values) }
         return try reader().object(id)
     }
 
     func exists(_ id: ObjectID) throws(KeelError) -> Bool {
-        if deleted.contains(id) { return false }
+        if !deleted.isEmpty, deleted.contains(id) { return false }
         if rows[id] != nil { return true }
         return try reader().object(id) != nil
     }

@@ -169,6 +169,16 @@ struct ContextOverlay {
         insertedCount += 1
     }
 
+    /// A new object under an ID no row has (one the store has just handed out) and its `.insert`
+    /// in the log, in one dictionary write: `insertRow` + `sealInsert` for the fast INSERT, whose
+    /// links touch only their targets.
+    mutating func insertNewRow(_ id: ObjectID, values: [Value]) {
+        journal.append(.row(id, nil))
+        rows[id] = PendingRow(values: values, version: 0, isInserted: true, liveInsert: log.count)
+        log.append(.liveInsert(id))
+        insertedCount += 1
+    }
+
     mutating func sealInsert(_ id: ObjectID) {
         log.append(.liveInsert(id))
         rows[id]?.liveInsert = log.count - 1
@@ -230,9 +240,16 @@ struct ContextOverlay {
             members[key, default: PendingMembers()].ordered = list
             return
         }
-        journalMember(key, member)
-        members[key, default: PendingMembers()].removed.remove(member)
-        members[key, default: PendingMembers()].added.insert(member)
+        // The entry edited in place, in one lookup (a department gains thousands of members in a
+        // row; each `members[key]` access hashes the key).
+        let existed = members[key] != nil
+        let (wasAdded, wasRemoved) = Self.add(member, to: &members[key, default: PendingMembers()])
+        journal.append(.member(key, member, wasAdded: wasAdded, wasRemoved: wasRemoved, existed: existed))
+    }
+
+    private static func add(_ member: ObjectID, to entry: inout PendingMembers) -> (wasAdded: Bool, wasRemoved: Bool) {
+        let wasRemoved = !entry.removed.isEmpty && entry.removed.remove(member) != nil
+        return (!entry.added.insert(member).inserted, wasRemoved)
     }
 
     mutating func unlinkMember(_ id: ObjectID, field: Int, member: ObjectID, ordered: Bool) throws(KeelError) {
@@ -289,7 +306,7 @@ struct ContextOverlay {
                 guard let row = rows[id] else {
                     throw KeelError(.internal, "the insert of \(id.text(in: model)) lost its row")
                 }
-                changes.append(.insert(id, values: insertValues(id, row)))
+                changes.append(.insertRow(id, row: row.values))
             }
         }
         return ChangeSet(changes: changes, originals: originals)
@@ -327,17 +344,8 @@ struct ContextOverlay {
     private mutating func materialize(_ id: ObjectID) throws(KeelError) {
         guard let row = rows[id], row.liveInsert >= 0 else { return }
         let index = row.liveInsert
-        log[index] = .change(.insert(id, values: insertValues(id, row)))
+        log[index] = .change(.insertRow(id, row: row.values))
         journal.append(.liveInsert(index: index, id))
         rows[id]?.liveInsert = -1
-    }
-
-    /// Non-null attribute values (transients are never in rows) and to-one targets.
-    private func insertValues(_ id: ObjectID, _ row: PendingRow) -> [Int: Value] {
-        var values: [Int: Value] = [:]
-        for (field, value) in row.values.enumerated() where !value.isNull {
-            values[field] = value
-        }
-        return values
     }
 }

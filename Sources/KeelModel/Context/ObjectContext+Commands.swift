@@ -18,9 +18,9 @@ extension ObjectContext {
     @discardableResult
     public func insert(entity name: String, typedValues values: [String: Value]) throws(KeelError) -> ObjectID {
         let entity = try insertable(name)
+        if let id = try fastInsert(entity, values) { return id }
         let reads = Self.namesRelationship(entity, values.keys)
         if reads { try prepare() }
-        if let id = try fastInsert(entity, values, reads: reads) { return id }
         let inputs = try inputs(values, for: entity, state: overlay)
         return try insert(entity, inputs, reads: reads)
     }

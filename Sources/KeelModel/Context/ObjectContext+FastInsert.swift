@@ -16,14 +16,19 @@ struct InsertPlan {
     }
 
     let fieldCount: Int
-    let byName: [String: (field: Int, kind: Kind)]
+    /// The names the fast path takes, and for each its field and kind (same positions).
+    let names: [String]
+    let entries: [(field: Int, kind: Kind)]
+    /// For an entity with many such names: position in `names` by name.
+    let byName: [String: Int]
     /// Stored attributes with a default value, for the ones the insert leaves out.
     let defaults: [(field: Int, value: Value)]
     /// A transient attribute has a default: the general path handles that.
     let hasTransientDefault: Bool
 
     init(_ entity: Entity, model: Model) {
-        var byName: [String: (field: Int, kind: Kind)] = [:]
+        var names: [String] = []
+        var entries: [(field: Int, kind: Kind)] = []
         var defaults: [(field: Int, value: Value)] = []
         var transientDefault = false
         for (field, p) in entity.properties.enumerated() {
@@ -33,22 +38,38 @@ struct InsertPlan {
                     if a.defaultValue != nil { transientDefault = true }
                     continue
                 }
-                byName[a.name] = (field, .attribute(a.type))
+                names.append(a.name)
+                entries.append((field, .attribute(a.type)))
                 if let d = a.defaultValue { defaults.append((field, d)) }
             case .relationship(let r) where !r.isToMany:
                 let destination = model[r.destination]
                 guard let name = r.inverse, let inverseField = destination.field(named: name),
                     case .relationship(let inverse) = destination.properties[inverseField], inverse.isToMany, !inverse.isOrdered
                 else { continue }
-                byName[r.name] = (field, .toOne(destination: r.destination, inverseField: inverseField))
+                names.append(r.name)
+                entries.append((field, .toOne(destination: r.destination, inverseField: inverseField)))
             case .relationship:
                 continue
             }
         }
         self.fieldCount = entity.properties.count
-        self.byName = byName
+        self.names = names
+        self.entries = entries
+        self.byName = names.count > Self.linearLookupLimit ? Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) }) : [:]
         self.defaults = defaults
         self.hasTransientDefault = transientDefault
+    }
+
+    /// Up to this many names are searched in order: comparing a few short names (stored inline,
+    /// compared as words) costs less than hashing one into the dictionary.
+    static let linearLookupLimit = 16
+
+    /// The field and kind of `name`, nil when the fast path does not take it.
+    @inline(__always)
+    func entry(_ name: String) -> (field: Int, kind: Kind)? {
+        if names.count > Self.linearLookupLimit { return byName[name].map { entries[$0] } }
+        for i in names.indices where names[i] == name { return entries[i] }
+        return nil
     }
 
     /// The value as `ValueFit.check` would return it, when it fits without conversion; nil when
@@ -68,8 +89,9 @@ struct InsertPlan {
 
 extension ObjectContext {
     /// The fast INSERT, or nil (having changed nothing and taken no ID) when the general path
-    /// must run. `reads`: the values name a relationship (the context has its snapshot).
-    func fastInsert(_ entity: Entity, _ values: [String: Value], reads: Bool) throws(KeelError) -> ObjectID? {
+    /// must run. Only a to-one target makes it read (and take the context's snapshot, if it has
+    /// none): an insert of attributes alone reads nothing.
+    func fastInsert(_ entity: Entity, _ values: [String: Value]) throws(KeelError) -> ObjectID? {
         let e = entity.id.index
         if insertPlans.count <= e { insertPlans.append(contentsOf: repeatElement(nil, count: e + 1 - insertPlans.count)) }
         if insertPlans[e] == nil { insertPlans[e] = InsertPlan(entity, model: model) }
@@ -79,7 +101,7 @@ extension ObjectContext {
         var given = plan.defaults.isEmpty ? [] : [Bool](repeating: false, count: plan.fieldCount)
         var links: [(target: ObjectID, field: Int, inverseField: Int)] = []
         for (name, value) in values {
-            guard let (field, kind) = plan.byName[name] else { return nil }
+            guard let (field, kind) = plan.entry(name) else { return nil }
             switch kind {
             case .attribute(let type):
                 guard let v = InsertPlan.fitting(value, type) else { return nil }
@@ -88,7 +110,9 @@ extension ObjectContext {
                 switch value {
                 case .null: break
                 case .object(let target):
-                    guard model[destination].includes(target.entity), (try? overlay.exists(target)) == true else { return nil }
+                    guard model[destination].includes(target.entity) else { return nil }
+                    try prepare()
+                    guard (try? overlay.exists(target)) == true else { return nil }
                     row[field] = value
                     links.append((target, field, inverseField))
                 default: return nil
@@ -104,7 +128,7 @@ extension ObjectContext {
         }
         let finalRow = row
         let finalLinks = links
-        try perform(reads: reads) { (o) throws(KeelError) in try o.applyPlainInsert(id, row: finalRow, links: finalLinks) }
+        try perform(reads: !links.isEmpty) { (o) throws(KeelError) in try o.applyPlainInsert(id, row: finalRow, links: finalLinks) }
         return id
     }
 }
@@ -114,10 +138,9 @@ extension ContextOverlay {
     /// only inverses are unordered to-manys of its targets: the state `applyInsert` leaves for
     /// the same values (row, each target's pending member, the live insert in the log).
     mutating func applyPlainInsert(_ id: ObjectID, row: [Value], links: [(target: ObjectID, field: Int, inverseField: Int)]) throws(KeelError) {
-        insertRow(id, values: row)
+        insertNewRow(id, values: row)
         for link in links {
             try linkMember(link.target, field: link.inverseField, member: id, at: nil, ordered: false)
         }
-        sealInsert(id)
     }
 }

@@ -118,20 +118,9 @@ extension ObjectContext {
     static func replay(_ change: Change, into o: inout ContextOverlay) throws(KeelError) {
         switch change {
         case .insert(let id, let values):
-            let entity = o.model[id.entity]
-            var row = [Value](repeating: .null, count: entity.properties.count)
-            var inputs: [PropertyInput] = []
-            for (field, value) in values.sorted(by: { $0.key < $1.key }) where entity.properties.indices.contains(field) {
-                switch entity.properties[field] {
-                case .attribute: row[field] = value
-                case .relationship(let r) where !r.isToMany:
-                    // A target the parent deleted since (non-`error` policies) is left out.
-                    guard let target = value.objectID, try o.exists(target) else { continue }
-                    inputs.append(.toOne(field: field, target))
-                case .relationship: continue
-                }
-            }
-            try o.applyInsert(id, row: row, inputs: inputs)
+            try replayInsert(id, values.sorted(by: { $0.key < $1.key }), into: &o)
+        case .insertRow(let id, let row):
+            try replayInsert(id, row.enumerated().filter { !$0.element.isNull }.map { ($0.offset, $0.element) }, into: &o)
         case .set(let id, let field, let value):
             try o.applySet(id, field: field, value: value)
         case .add(let id, let field, let members, let at):
@@ -141,6 +130,24 @@ extension ObjectContext {
         case .delete(let id):
             if try o.exists(id) { _ = try o.applyDelete(id) }
         }
+    }
+
+    /// An insert of a child's log (its values by field, in field order) into the parent's overlay.
+    private static func replayInsert(_ id: ObjectID, _ values: [(Int, Value)], into o: inout ContextOverlay) throws(KeelError) {
+        let entity = o.model[id.entity]
+        var row = [Value](repeating: .null, count: entity.properties.count)
+        var inputs: [PropertyInput] = []
+        for (field, value) in values where entity.properties.indices.contains(field) {
+            switch entity.properties[field] {
+            case .attribute: row[field] = value
+            case .relationship(let r) where !r.isToMany:
+                // A target the parent deleted since (non-`error` policies) is left out.
+                guard let target = value.objectID, try o.exists(target) else { continue }
+                inputs.append(.toOne(field: field, target))
+            case .relationship: continue
+            }
+        }
+        try o.applyInsert(id, row: row, inputs: inputs)
     }
 
     /// A row for a conflict report: `$id`, `$version`, attributes and to-ones.

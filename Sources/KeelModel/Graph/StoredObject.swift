@@ -52,6 +52,10 @@ public enum MergePolicy: String, Sendable, CaseIterable {
 public enum Change: Sendable, Hashable {
     /// A new object with its initial attribute values and to-one targets (to-many are `add`s).
     case insert(ObjectID, values: [Int: Value])
+    /// The same as `insert` with every non-null field of `row` (one value per property of the
+    /// entity, `Entity.properties` order; `.null` for a field not given): how a context hands
+    /// over its pending rows, without building a dictionary per object.
+    case insertRow(ObjectID, row: [Value])
     /// An attribute or a to-one relationship set (the inverse is kept in step).
     case set(ObjectID, field: Int, value: Value)
     /// Objects added to a to-many relationship; `at` is the position for an ordered one
@@ -65,7 +69,9 @@ public enum Change: Sendable, Hashable {
     /// The object the change is made on.
     public var object: ObjectID {
         switch self {
-        case .insert(let id, _), .set(let id, _, _), .add(let id, _, _, _), .remove(let id, _, _), .delete(let id): id
+        case .insert(let id, _), .insertRow(let id, _), .set(let id, _, _), .add(let id, _, _, _), .remove(let id, _, _),
+            .delete(let id):
+            id
         }
     }
 }

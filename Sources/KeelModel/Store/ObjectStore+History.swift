@@ -1,14 +1,29 @@
-// History: one record per committed save in the primary store's `$history` (key: save id u64
-// BE), written in the save's own commit; observers told after every commit; reading and pruning.
+// History: one record per committed save, in the `$history` tree of the save's home store (the
+// store of a single-store save; the first configuration a multi-store save touches) — key: save
+// id u64 BE — written in the save's own commit; observers told once a save and every save before
+// it are durable; reading (merged across stores) and pruning.
 //
-// HISTORY RECORD (value)
-// | size   | field                                                              |
-// | 1      | format, 0x01                                                       |
-// | varint | time: zigzag milliseconds since 1970 UTC                           |
-// | varint | inserted count, then each object key (10 bytes)                    |
-// | varint | updated count, then each: object key (10), varint name count,      |
-// |        |   each changed property name (varint length, UTF-8)                |
-// | varint | deleted count, then each object key (10)                           |
+// HISTORY RECORD (value), format 2 (written since object-store format 2)
+// | size    | field                                                             |
+// | 1       | format, 0x02                                                      |
+// | varint  | time: zigzag milliseconds since 1970 UTC                          |
+// | ID LIST | inserted                                                          |
+// | varint  | updated count, then each: object key (10), varint name count,     |
+// |         |   each changed property name (varint length, UTF-8)               |
+// | ID LIST | deleted                                                           |
+//
+// ID LIST: the IDs in key order (entity, then number) as runs of consecutive numbers:
+// | varint  | run count                                                         |
+// |         | each run:                                                         |
+// | varint  |   entity id                                                       |
+// | varint  |   first number − (the previous run's last number + 1) when the previous run is of
+// |         |   the same entity, else the first number itself (numbers start at 1)  |
+// | varint  |   length (≥ 1)                                                    |
+// 10,000 inserted objects with consecutive numbers are one run (a few bytes, where format 1
+// spent 100 KB and an overflow chain); scattered IDs cost 3–5 bytes each.
+//
+// Format 1 (still read): the same fields with each ID list as a varint count followed by each
+// object key (10 bytes), format byte 0x01.
 
 import Foundation
 import KeelStorage
@@ -32,32 +47,94 @@ struct ObserverTable {
 
 enum HistoryCodec {
     static func encode(_ r: HistoryRecord, model: Model) -> [UInt8] {
-        var out: [UInt8] = [1]
+        var out: [UInt8] = [2]
         RowCodec.appendVarint(RowCodec.zigzag(r.time), to: &out)
-        RowCodec.appendVarint(UInt64(r.inserted.count), to: &out)
-        for id in r.inserted { KeyEncoding.appendObjectKey(id, to: &out) }
+        appendIDList(r.inserted, to: &out)
         RowCodec.appendVarint(UInt64(r.updated.count), to: &out)
         for (id, names) in r.updated.sorted(by: { $0.key < $1.key }) {
             KeyEncoding.appendObjectKey(id, to: &out)
             RowCodec.appendVarint(UInt64(names.count), to: &out)
             for n in names { RowCodec.appendBytes(n.utf8, to: &out) }
         }
-        RowCodec.appendVarint(UInt64(r.deleted.count), to: &out)
-        for id in r.deleted { KeyEncoding.appendObjectKey(id, to: &out) }
+        appendIDList(r.deleted, to: &out)
         return out
+    }
+
+    /// An ID LIST (layout above). The IDs are put in key order first (a save's lists already are).
+    static func appendIDList(_ ids: [ObjectID], to out: inout [UInt8]) {
+        var sorted = true
+        for i in ids.indices.dropFirst() where !(ids[i - 1] < ids[i]) {
+            sorted = false
+            break
+        }
+        let list = sorted ? ids : ids.sorted()
+        // Runs by their first and last number (inclusive: a run may end at UInt64.max).
+        var runs: [(entity: UInt16, first: UInt64, last: UInt64)] = []
+        for id in list {
+            if let run = runs.last, run.entity == id.entity.rawValue, id.number <= run.last {
+                continue  // a repeated ID
+            } else if let run = runs.last, run.entity == id.entity.rawValue, id.number - run.last == 1 {
+                runs[runs.count - 1].last = id.number
+            } else {
+                runs.append((id.entity.rawValue, id.number, id.number))
+            }
+        }
+        RowCodec.appendVarint(UInt64(runs.count), to: &out)
+        var previous: (entity: UInt16, last: UInt64)?
+        for run in runs {
+            RowCodec.appendVarint(UInt64(run.entity), to: &out)
+            if let previous, previous.entity == run.entity {
+                RowCodec.appendVarint(run.first - previous.last - 1, to: &out)
+            } else {
+                RowCodec.appendVarint(run.first, to: &out)
+            }
+            RowCodec.appendVarint(run.last - run.first + 1, to: &out)
+            previous = (run.entity, run.last)
+        }
+    }
+
+    static func readIDList(_ r: inout ByteReader) throws(KeelError) -> [ObjectID] {
+        let runs = try r.length()  // each run takes at least three bytes: a count within the rest
+        var ids: [ObjectID] = []
+        var previous: (entity: UInt64, last: UInt64)?
+        for _ in 0..<runs {
+            let entity = try r.varint()
+            guard entity <= UInt64(UInt16.max) else { throw r.damage("entity id \(entity) out of range") }
+            let gap = try r.varint()
+            let length = try r.varint()
+            var first = gap
+            if let previous, previous.entity == entity {
+                let (next, o1) = previous.last.addingReportingOverflow(1)
+                let (sum, o2) = next.addingReportingOverflow(gap)
+                guard !o1, !o2 else { throw r.damage("ID run past the largest number") }
+                first = sum
+            }
+            guard first > 0, length > 0, length - 1 <= UInt64.max - first else { throw r.damage("bad ID run") }
+            guard UInt64(ids.count) + length <= 1 << 28 else { throw r.damage("ID list too long") }
+            let last = first + (length - 1)
+            for n in first...last { ids.append(ObjectID(entity: EntityID(rawValue: UInt16(entity)), number: n)) }
+            previous = (entity, last)
+        }
+        return ids
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, saveID: SaveID) throws(KeelError) -> HistoryRecord {
         var r = ByteReader(bytes: bytes)
-        guard try r.byte() == 1 else { throw r.damage("unknown history format") }
+        let format = try r.byte()
+        guard format == 1 || format == 2 else { throw r.damage("unknown history format \(format)") }
         let time = RowCodec.unzigzag(try r.varint())
         func id(_ r: inout ByteReader) throws(KeelError) -> ObjectID {
             guard let id = KeyEncoding.objectID(r.bytes, at: r.offset) else { throw r.damage("bad object key") }
             r.offset += KeyEncoding.objectKeySize
             return id
         }
-        var inserted: [ObjectID] = []
-        for _ in 0..<(try r.length()) { inserted.append(try id(&r)) }
+        func list(_ r: inout ByteReader) throws(KeelError) -> [ObjectID] {
+            if format == 2 { return try readIDList(&r) }
+            var ids: [ObjectID] = []
+            for _ in 0..<(try r.length()) { ids.append(try id(&r)) }
+            return ids
+        }
+        let inserted = try list(&r)
         var updated: [ObjectID: [String]] = [:]
         for _ in 0..<(try r.length()) {
             let x = try id(&r)
@@ -65,8 +142,7 @@ enum HistoryCodec {
             for _ in 0..<(try r.length()) { names.append(try r.string()) }
             updated[x] = names
         }
-        var deleted: [ObjectID] = []
-        for _ in 0..<(try r.length()) { deleted.append(try id(&r)) }
+        let deleted = try list(&r)
         guard r.atEnd else { throw r.damage("trailing bytes") }
         return HistoryRecord(saveID: saveID, time: time, inserted: inserted, updated: updated, deleted: deleted)
     }

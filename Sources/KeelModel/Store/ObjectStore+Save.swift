@@ -69,7 +69,12 @@ struct SaveReplay {
         insertedHere.reserveCapacity(changes.changes.count)
         session.entries.reserveCapacity(changes.changes.count + changes.originals.count)
         session.rowIndex.reserveCapacity(changes.changes.count + changes.originals.count)
-        for c in changes.changes { if case .insert(let id, _) = c { insertedHere.insert(id) } }
+        for c in changes.changes {
+            switch c {
+            case .insert(let id, _), .insertRow(let id, _): insertedHere.insert(id)
+            default: continue
+            }
+        }
         try detectConflicts(changes)
         if policy == .error, !conflicts.isEmpty { throw conflictError() }
         if policy == .overwrite { try restoreOriginals(changes) }
@@ -97,7 +102,10 @@ struct SaveReplay {
         }
         // Targets of relationship operations that are gone from the store.
         var checked: Set<ObjectID> = []
+        var last: ObjectID?  // inserts into one department name it again and again
         func check(_ t: ObjectID) throws(KeelError) {
+            if t == last { return }
+            last = t
             guard !insertedHere.contains(t), checked.insert(t).inserted, conflicts[t] == nil else { return }
             try checkID(t)
             if try session.entry(t).original == nil {
@@ -114,27 +122,11 @@ struct SaveReplay {
         for c in changes.changes {
             switch c {
             case .insert(_, let values): for v in values.values { try check(v) }
+            case .insertRow(_, let row): for v in row where !v.isNull { try check(v) }
             case .set(_, _, let v): try check(v)
             case .add(_, _, let members, _): for t in members { try check(t) }
             case .remove, .delete: break
             }
-        }
-    }
-
-    func targets(of c: Change) -> [ObjectID] {
-        switch c {
-        case .insert(_, let values): values.values.flatMap(Self.ids)
-        case .set(_, _, let v): Self.ids(v)
-        case .add(_, _, let members, _): members
-        case .remove, .delete: []
-        }
-    }
-
-    static func ids(_ v: Value) -> [ObjectID] {
-        switch v {
-        case .object(let id): [id]
-        case .objects(let ids): ids
-        default: []
         }
     }
 
@@ -212,14 +204,15 @@ struct SaveReplay {
         var editor = session
         switch c {
         case .insert(let id, let values):
-            let entity = model[id.entity]
-            guard !entity.isAbstract else {
-                throw KeelError(.badRequest, "\(entity.name) is abstract: insert one of its sub-entities")
-            }
-            guard id.number <= reservedMarks[id.entity.index] else {
-                throw KeelError(.badRequest, "\(id.text(in: model)) was not handed out by this store (use newObjectID)")
-            }
+            try checkInsert(id)
             try insert(id, values)
+        case .insertRow(let id, let row):
+            try checkInsert(id)
+            guard row.count == session.layout.insertKinds[id.entity.index].count else {
+                throw KeelError(
+                    .badRequest, "the row of \(id.text(in: model)) has \(row.count) values; \(model[id.entity].name) has \(model[id.entity].properties.count) properties")
+            }
+            try insert(id, row: row)
         case .set(let id, let field, let value):
             guard try session.exists(id) else { throw notFound(id) }
             try set(id, field, value)
@@ -239,61 +232,70 @@ struct SaveReplay {
         }
     }
 
-    /// A new object: attributes and to-ones whose inverse is an unordered to-many go straight
-    /// into the row (and the target's link tree), in one dictionary write; every other field
-    /// (to-many, one-to-one, ordered inverse, a value of the wrong shape, an unknown field) then
-    /// goes through `set`, in field order, exactly as it would without this path.
+    /// An inserted ID must be of a concrete entity and handed out by this store.
+    func checkInsert(_ id: ObjectID) throws(KeelError) {
+        let entity = model[id.entity]
+        guard !entity.isAbstract else {
+            throw KeelError(.badRequest, "\(entity.name) is abstract: insert one of its sub-entities")
+        }
+        guard id.number <= reservedMarks[id.entity.index] else {
+            throw KeelError(.badRequest, "\(id.text(in: model)) was not handed out by this store (use newObjectID)")
+        }
+    }
+
+    /// A new object from values by field: laid out as a row (`insert(_:row:)`); a field the
+    /// entity does not have goes through `set`, which reports it.
     func insert(_ id: ObjectID, _ values: [Int: Value]) throws(KeelError) {
+        var row = [Value](repeating: .null, count: session.layout.insertKinds[id.entity.index].count)
+        var unknown: [(field: Int, value: Value)] = []
+        for (field, value) in values {
+            if field >= 0, field < row.count { row[field] = value } else { unknown.append((field, value)) }
+        }
+        try insert(id, row: row, unknown: unknown)
+    }
+
+    /// A new object: attributes and to-ones whose inverse is an unordered to-many go straight
+    /// into the row (and the target's link tree), in one write of the row; every other non-null
+    /// field (to-many, one-to-one, ordered inverse, a value of the wrong shape) and every
+    /// `unknown` one then goes through `set`, in field order, exactly as it would without this path.
+    func insert(_ id: ObjectID, row given: [Value], unknown: [(field: Int, value: Value)] = []) throws(KeelError) {
         let layout = session.layout
         let kinds = layout.insertKinds[id.entity.index]
-        var row = [Value](repeating: .null, count: kinds.count)
-        var rest = false
-        var linked = 0
-        for (field, value) in values {
-            guard field >= 0, field < kinds.count else {
-                rest = true
-                continue
-            }
+        var row = given
+        var rest = unknown
+        var linked: [Int] = []
+        for field in kinds.indices {
             switch kinds[field] {
-            case .attribute: row[field] = value
-            case .transient: continue
+            case .attribute: continue
+            case .transient: row[field] = .null
             case .toOneWithUnorderedInverse(let destination, _):
-                switch value {
+                switch row[field] {
                 case .null: continue
                 case .object(let target) where target.entity.index < layout.kindOf.count && layout.kindOf[target.entity.index][destination]:
                     // A target gone from the store is dropped (a conflict), as `set` does.
                     if try session.exists(target) {
-                        row[field] = value
-                        linked += 1
+                        linked.append(field)
+                    } else {
+                        row[field] = .null
                     }
-                default: rest = true
+                case let value:
+                    rest.append((field, value))  // `set` reports the wrong shape or entity
+                    row[field] = .null
                 }
-            case .other: rest = true
+            case .other:
+                if case .null = row[field] { continue }
+                rest.append((field, row[field]))
+                row[field] = .null
             }
         }
         try session.insertObject(id, values: row)
-        if linked > 0 {
-            for field in values.keys where field >= 0 && field < kinds.count {
-                guard case .toOneWithUnorderedInverse(_, let inverseField) = kinds[field], case .object(let target) = row[field] else { continue }
-                try session.link(target, field: inverseField, member: id, at: nil)
-            }
+        for field in linked {
+            guard case .toOneWithUnorderedInverse(_, let inverseField) = kinds[field], case .object(let target) = row[field] else { continue }
+            try session.link(target, field: inverseField, member: id, at: nil)
         }
-        guard rest else { return }
-        for (field, value) in values.sorted(by: { $0.key < $1.key }) {
-            if field >= 0, field < kinds.count {
-                switch kinds[field] {
-                case .attribute, .transient: continue
-                case .toOneWithUnorderedInverse:
-                    if case .null = value { continue }
-                    if case .object = row[field] { continue }
-                    if case .object(let target) = value, target.entity.index < layout.kindOf.count,
-                        layout.kindOf[target.entity.index][kinds[field].destination ?? -1] == true
-                    { continue }  // a target that is gone: dropped above
-                case .other: break
-                }
-            }
-            try set(id, field, value)
-        }
+        guard !rest.isEmpty else { return }
+        if rest.count > 1 { rest.sort { $0.field < $1.field } }
+        for (field, value) in rest { try set(id, field, value) }
     }
 
     func notFound(_ id: ObjectID) -> KeelError {

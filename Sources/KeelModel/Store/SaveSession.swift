@@ -42,8 +42,11 @@ final class SaveSession: GraphEditor {
     private var linkKey: [UInt8] = []
     /// Every object the save read or changed, in the order first touched.
     var entries: [RowEntry] = []
-    /// Where each object's entry is in `entries`.
+    /// Where each object's entry is in `entries` (an entry never moves).
     var rowIndex: [ObjectID: Int] = [:]
+    /// The last `slot` answer: the target of a batch's to-ones (its department) is asked for
+    /// once per inserted object.
+    private var lastSlot: (id: ObjectID, index: Int)?
     /// Unordered link puts not yet in their trees, by tree.
     private var pendingLinks: [(store: Int, tree: String, pairs: [(owner: ObjectID, member: ObjectID)])] = []
     private var hasPendingLinks = false
@@ -129,7 +132,11 @@ final class SaveSession: GraphEditor {
 
     /// The position of `id`'s entry in `entries`, its row read from its object tree the first time.
     func slot(_ id: ObjectID) throws(KeelError) -> Int {
-        if let i = rowIndex[id] { return i }
+        if let last = lastSlot, last.id == id { return last.index }
+        if let i = rowIndex[id] {
+            lastSlot = (id, i)
+            return i
+        }
         guard id.entity.index < model.entities.count else {
             throw KeelError(.noSuchEntity, "no entity #\(id.entity.rawValue) in model \(model.name)")
         }
@@ -266,7 +273,8 @@ final class SaveSession: GraphEditor {
     }
 
     private func markLink(_ id: ObjectID, _ field: Int) {
-        guard let i = rowIndex[id] else { return }
+        let cached = lastSlot.flatMap { $0.id == id ? $0.index : nil }
+        guard let i = cached ?? rowIndex[id] else { return }
         if !entries[i].linkFields.contains(field) { entries[i].linkFields.append(field) }
     }
 

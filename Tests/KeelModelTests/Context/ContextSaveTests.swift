@@ -74,7 +74,7 @@ struct ContextSaveTests {
         #expect(context.changes().updated.isEmpty)
         try context.save()
         for (changes, _) in fixture.store.received {
-            for change in changes.changes {
+            for change in changes.changes.map(MemoryStore.insertAsValues) {
                 switch change {
                 case .insert(let id, let values):
                     #expect(values[CompanyModel.mood] == nil, "transient in the insert of \(id)")

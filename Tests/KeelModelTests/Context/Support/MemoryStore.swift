@@ -21,6 +21,14 @@ struct MemoryState: Sendable {
 }
 
 final class MemoryStore: ContextStore {
+    /// `.insertRow` as the `.insert` of its non-null fields (what the object store treats it as).
+    static func insertAsValues(_ change: Change) -> Change {
+        guard case .insertRow(let id, let row) = change else { return change }
+        var values: [Int: Value] = [:]
+        for (field, value) in row.enumerated() where !value.isNull { values[field] = value }
+        return .insert(id, values: values)
+    }
+
     let model: Model
     /// Guards the stored state, the change sets received and the open snapshot count.
     private let guarded: Mutex<(state: MemoryState, received: [(ChangeSet, MergePolicy)], openSnapshots: Int)>
@@ -85,8 +93,9 @@ final class MemoryStore: ContextStore {
         var inserted: [ObjectID] = []
         var deleted: [ObjectID] = []
         var denials: [DenyFailure] = []
-        for change in changes.changes {
+        for change in changes.changes.map(Self.insertAsValues) {
             switch change {
+            case .insertRow: preconditionFailure("insertAsValues rewrote it")
             case .insert(let id, let values):
                 let entity = model[id.entity]
                 var row = [Value](repeating: .null, count: entity.properties.count)
