@@ -187,7 +187,7 @@ struct HomeStoreSaveTests {
                     guard let result = try? (t % 2 == 0 ? Self.insertBuilding(store, model, name) : Self.insertDesk(store, model, Int64(t * 1_000 + i))),
                         let id = result.saveID
                     else { continue }
-                    _ = acknowledged.withLock { $0[id.rawValue] = name }
+                    acknowledged.withLock { $0[id.rawValue] = name }
                 }
             }.start()
         }
