@@ -105,13 +105,29 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
             ],
+            swiftSettings: strict
+        ),
+        // What every integration suite shares: the real keeld binary started on a temporary
+        // socket (Keeld), a raw line client (LineClient), writer threads (LoadClients). A regular
+        // target so that several test targets can use one copy.
+        .target(
+            name: "KeelTestSupport",
+            dependencies: ["KeelModel", "KeelProtocol"],
+            path: "Tests/KeelTestSupport",
             swiftSettings: strict
         ),
         // Integration tests: the real keeld binary on a temporary socket.
         .testTarget(
             name: "KeelServerTests",
-            dependencies: ["KeelServer", "KeelProtocol"],
+            dependencies: ["KeelServer", "KeelProtocol", "KeelTestSupport"],
+            swiftSettings: strict
+        ),
+        // The client against a live keeld: the connection, streams, deadlines, the remote context.
+        .testTarget(
+            name: "KeelClientTests",
+            dependencies: ["KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport"],
             swiftSettings: strict
         ),
     ]
