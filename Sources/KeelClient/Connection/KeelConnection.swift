@@ -82,6 +82,8 @@ public final class KeelConnection: Sendable {
         let maxReplyBytes = options.maxReplyBytes
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(TimeAmount(options.deadline))
+            // One read (at most 64 KiB) per readiness, so a paused stream holds back at most one.
+            .channelOption(.maxMessagesPerRead, value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(core: core, maxReplyBytes: maxReplyBytes))
