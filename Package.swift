@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "KeelServer", targets: ["KeelServer"]),
         .library(name: "KeelClient", targets: ["KeelClient"]),
         .executable(name: "keeld", targets: ["keeld"]),
+        // For the integration tests and the client benchmark: a real keeld on a temporary
+        // socket, and a raw line client. Not part of the product an application uses.
+        .library(name: "KeelTestSupport", targets: ["KeelTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),

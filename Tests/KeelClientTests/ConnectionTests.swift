@@ -133,6 +133,57 @@ struct ConnectionTests {
         #expect(connection.statistics.discardedLines == 0)
     }
 
+    @Test("a reply line over maxReplyBytes fails its call with TOO_LARGE; the connection stays in step")
+    func replyTooLarge() async throws {
+        let daemon = try LiveDaemon()
+        var options = LiveDaemon.options()
+        options.maxReplyBytes = 64 << 10  // the MODEL reply at connect still fits
+        let connection = try await daemon.connect(options)
+        let short = try #require(try await connection.request("INSERT", ["entity": "Company", "values": ["name": "short"]])?["$id"]?.stringValue)
+        let long = try #require(
+            try await connection.request("INSERT", ["entity": "Company", "values": ["name": "long", "website": .string("https://example.com/" + String(repeating: "l", count: 70_000))]])?["$id"]?.stringValue)
+        _ = try await connection.request("SAVE")
+        let get = await keelError { _ = try await connection.request("GET", ["$id": .string(long)]) }
+        #expect(get?.code == .tooLarge)
+        #expect(try await connection.request("GET", ["$id": .string(short)])?["name"] == "short")
+        // In a stream: the rows before it arrive, then the stream fails; the rest is dropped.
+        var names: [String] = []
+        let stream = await keelError {
+            for try await row in connection.rows("FETCH", ["entity": "Company", "sort": [["key": "name", "ascending": false]]]) {
+                names.append(row["name"]?.stringValue ?? "")
+            }
+        }
+        #expect(names == ["short"])  // sorted descending: "short" before "long"
+        #expect(stream?.code == .tooLarge)
+        try await connection.ping()
+        #expect(connection.statistics.callsInFlight == 0)
+    }
+
+    @Test("tasks that prefer the connection's executor make their calls on its event loop")
+    func executor() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect()
+        let ids = try await insertCompanies(connection, count: 64)
+        let wrong = Findings()
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<64 {
+                group.addTask(executorPreference: connection.executor) {
+                    do throws(KeelError) {
+                        let object = try await connection.request("GET", ["$id": .string(ids[i])])
+                        if object?["name"]?.stringValue != "c-\(i)" { wrong.add("\(i): \(object?.serialized() ?? "nil")") }
+                    } catch {
+                        wrong.add("\(i): \(error)")
+                    }
+                }
+            }
+        }
+        #expect(wrong.all == [])
+        let rows = try await withTaskExecutorPreference(connection.executor) {
+            try await connection.rows("FETCH", ["entity": "Company"]).collect()
+        }
+        #expect(rows.count == 64)
+    }
+
     @Test("close() lets calls in flight finish, then every later call fails with DISCONNECTED")
     func close() async throws {
         let daemon = try LiveDaemon()

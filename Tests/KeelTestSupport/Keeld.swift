@@ -71,11 +71,7 @@ public final class Keeld {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw KeeldError("no keeld binary at \(Self.binary): run `swift build --build-tests` (make test does)")
         }
-        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments ?? ["--config", configPath]
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let process = try makeProcess(arguments: arguments)
         let out = Pipe()
         process.standardOutput = out
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
@@ -94,11 +90,7 @@ public final class Keeld {
 
     /// Runs keeld expecting it to refuse: its exit status and standard error.
     public func runExpectingRefusal(arguments: [String]? = nil) throws -> (status: Int32, stderr: String) {
-        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments ?? ["--config", configPath]
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let process = try makeProcess(arguments: arguments)
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -106,6 +98,17 @@ public final class Keeld {
         let data = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// keeld in the test's folder, with `arguments` or the test's configuration file (written
+    /// with the defaults if the test wrote none).
+    private func makeProcess(arguments: [String]?) throws -> Process {
+        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments ?? ["--config", configPath]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        return process
     }
 
     public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }

@@ -14,6 +14,8 @@ public final class LineClient {
     public let fd: Int32
     private var buffer: [UInt8] = []
     private var readIndex = 0
+    /// One recv's worth, reused.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
     public init(path: String, timeoutSeconds: Int = 30) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -74,11 +76,36 @@ public final class LineClient {
                 }
                 return line
             }
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 { return nil }
-            guard n > 0 else { throw KeeldError("recv: \(String(cString: strerror(errno)))") }
-            buffer.append(contentsOf: chunk[..<n])
+            guard try receive() else { return nil }
+        }
+    }
+
+    /// One recv into the buffer; false at end of stream.
+    private func receive() throws -> Bool {
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 { return false }
+        guard n > 0 else { throw KeeldError("recv: \(String(cString: strerror(errno)))") }
+        buffer.append(contentsOf: chunk[..<n])
+        return true
+    }
+
+    /// Reads until `count` more lines have come, without keeping them (a load generator's
+    /// reading: counting LFs, nothing else).
+    public func skipLines(_ count: Int) throws {
+        var want = count
+        while want > 0 {
+            if readIndex < buffer.count {
+                for i in readIndex..<buffer.count where buffer[i] == UInt8(ascii: "\n") {
+                    want -= 1
+                    if want == 0 {
+                        readIndex = i + 1
+                        return
+                    }
+                }
+                buffer.removeAll(keepingCapacity: true)
+                readIndex = 0
+            }
+            guard try receive() else { throw KeeldError("the daemon closed the connection") }
         }
     }
 

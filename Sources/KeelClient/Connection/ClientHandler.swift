@@ -21,6 +21,8 @@ final class ClientHandler: ChannelDuplexHandler {
 
     let core: ConnectionCore
     private var framer: LineFramer
+    /// The framer's limit (read while the framer is busy feeding, so kept apart).
+    private let maxReplyBytes: Int
     private var context: ChannelHandlerContext?
     /// Bytes read and not framed yet (the rest of a read while a stream is paused).
     private var backlog: [ByteBuffer] = []
@@ -34,6 +36,7 @@ final class ClientHandler: ChannelDuplexHandler {
     init(core: ConnectionCore, maxReplyBytes: Int) {
         self.core = core
         self.framer = LineFramer(maximumLength: maxReplyBytes)
+        self.maxReplyBytes = maxReplyBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -94,57 +97,63 @@ final class ClientHandler: ChannelDuplexHandler {
         }
     }
 
-    /// One line from the daemon.
+    /// One line from the daemon: only its head is read here (tag and kind); its JSON is parsed
+    /// by the task that wanted it (events, which go to many, are parsed here once).
     private func handle(_ frame: LineFramer.Frame) {
         switch frame {
         case .line(let line):
-            let reply: Reply
+            let head: ReplyHead
             do {
-                reply = try Reply.parse(line)
+                head = try ReplyHead.parse(line)
             } catch {
                 violation("a line the client cannot read (\(error.message)): \(String(decoding: line.prefix(200), as: UTF8.self))")
                 return
             }
-            route(reply, bytes: line.count + 1)
+            route(head, line)
         case .tooLong(let prefix):
             // The call it belongs to fails with TOO_LARGE; the connection stays usable.
             let tag = Request.leadingTag(of: prefix) ?? "*"
             let kind = prefix.dropFirst(tag.utf8.count + 1).prefix(4)
             let error = KeelError(
-                .tooLarge, "a reply line is longer than this client's limit of \(framer.maximumLength) bytes (Options.maxReplyBytes)")
+                .tooLarge, "a reply line is longer than this client's limit of \(maxReplyBytes) bytes (Options.maxReplyBytes)")
             if let number = UInt64(tag) {
-                if Array(kind) == Array("ROW ".utf8) {
-                    core.failStream(number, error)
-                } else {
-                    route(.error(tag: tag, error), bytes: 0)
-                }
+                core.fail(number, error, finalLine: Array(kind) != Array("ROW ".utf8))
+            } else {
+                core.counters.discardedLines.add(1, ordering: .relaxed)
             }
         }
     }
 
-    private func route(_ reply: Reply, bytes: Int) {
-        let tag: String
-        switch reply {
-        case .event(let json):
-            core.deliver(event: json, bytes: bytes)
-            return
-        case .ok(let t, _), .row(let t, _): tag = t
-        case .error(let t, let code, let message, let details):
-            if t == "*" {
-                // Addressed to the connection, not a request (a refused peer): it ends here.
-                closed = true
-                core.fail(KeelError(code, message, details: details))
-                context?.close(promise: nil)
+    private func route(_ head: ReplyHead, _ line: [UInt8]) {
+        switch head.kind {
+        case .event:
+            guard case .event(let json)? = try? head.reply(line) else {
+                violation("an event the client cannot read: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 return
             }
-            tag = t
+            core.deliver(event: json, bytes: line.count + 1)
+            return
+        case .error where head.tag == "*":
+            // Addressed to the connection, not a request (a refused peer): it ends here.
+            closed = true
+            let error: KeelError
+            if case .error(_, let code, let message, let details)? = try? head.reply(line) {
+                error = KeelError(code, message, details: details)
+            } else {
+                error = KeelError(.disconnected, "the daemon refused the connection: \(String(decoding: line.prefix(200), as: UTF8.self))")
+            }
+            core.fail(error)
+            context?.close(promise: nil)
+            return
+        case .ok, .row, .error:
+            break
         }
-        guard let number = UInt64(tag) else {
+        guard let number = UInt64(head.tag) else {
             core.counters.discardedLines.add(1, ordering: .relaxed)
-            core.logger.debug("reply with a foreign tag dropped", metadata: ["call.tag": "\(tag)"])
+            core.logger.debug("reply with a foreign tag dropped", metadata: ["call.tag": "\(head.tag)"])
             return
         }
-        if case .pause = core.route(reply, tag: number, bytes: bytes) {
+        if case .pause = core.route(head, line: line, tag: number) {
             paused.insert(number)
         }
     }

@@ -14,7 +14,7 @@ extension ConnectionCore {
         let tag = makeTag()
         let line = try encode(tag: tag, command: command, arguments: arguments)
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: ReplyContinuation) in
+            await withUnsafeContinuation { (continuation: ReplyContinuation) in
                 let call = PendingCall(kind: .reply(continuation), deadline: .now() + timeout, timeout: timeout, command: command)
                 if let error = submit(tag: tag, line: line, call: call, whileClosing: whileClosing) {
                     continuation.resume(returning: .failure(error))
@@ -23,7 +23,7 @@ extension ConnectionCore {
         } onCancel: {
             self.cancel(tag)
         }
-        return try result.get()
+        return try result.flatMap { $0.outcome(command: command) }.get()
     }
 
     /// Sends `command` and returns its rows as a stream, each decoded by `decode`. The stream
@@ -43,10 +43,18 @@ extension ConnectionCore {
         }
         let buffer = StreamBuffer<Element>(
             policy: .backPressure(high: max(1, highWater), low: max(0, min(lowWater, highWater - 1))),
+            decode: { (line, start) throws(KeelError) -> Element in
+                let json: JSON
+                do throws(KeelError) {
+                    json = try JSON.parse(line[start...])
+                } catch {
+                    throw KeelError(.internal, "a row of \(command) cannot be read: \(error.message)")
+                }
+                return try decode(json)
+            },
             onResume: { [weak self] in self?.consumerResumed(tag) },
             onCancel: { [weak self] in self?.consumerGone(tag) })
-        let call = PendingCall(
-            kind: .stream(DecodingSink(buffer: buffer, decode: decode)), deadline: .now() + timeout, timeout: timeout, command: command)
+        let call = PendingCall(kind: .stream(buffer), deadline: .now() + timeout, timeout: timeout, command: command)
         if let error = submit(tag: tag, line: line, call: call) {
             buffer.finish(error)
         }

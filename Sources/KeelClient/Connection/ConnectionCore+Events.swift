@@ -124,7 +124,7 @@ extension ConnectionCore {
         let event = ChangeEvent(event: json)
         for subscriber in subscribers {
             guard let restricted = event.restricted(to: subscriber.entities) else { continue }
-            _ = subscriber.buffer.push(restricted, bytes: bytes)
+            _ = subscriber.buffer.push(.value(restricted), bytes: bytes)
         }
     }
 }

@@ -23,29 +23,45 @@ import NIOCore
 import OrderedCollections
 import Synchronization
 
-/// A stream call's destination: each ROW decoded into the stream's element.
+/// A stream call's destination: ROW lines, kept as they came, decoded by its consumer.
 protocol RowSink: Sendable {
-    func push(row: JSON, bytes: Int) -> StreamPushed
+    func push(line: [UInt8], payloadStart: Int, bytes: Int) -> StreamPushed
     func finish(_ error: KeelError?)
 }
 
-struct DecodingSink<Element: Sendable>: RowSink {
-    let buffer: StreamBuffer<Element>
-    let decode: @Sendable (JSON) throws(KeelError) -> Element
-
-    func push(row: JSON, bytes: Int) -> StreamPushed {
-        do {
-            return buffer.push(try decode(row), bytes: bytes)
-        } catch {
-            buffer.finish(error)
-            return .discarded
-        }
+extension StreamBuffer: RowSink {
+    func push(line: [UInt8], payloadStart: Int, bytes: Int) -> StreamPushed {
+        push(.line(line, payloadStart: payloadStart), bytes: bytes)
     }
-
-    func finish(_ error: KeelError?) { buffer.finish(error) }
 }
 
-typealias ReplyContinuation = CheckedContinuation<Result<JSON?, KeelError>, Never>
+/// A final line as it came, for the calling task to parse (JSON is parsed on the caller's
+/// thread, not on the event loop).
+struct RawReply: Sendable {
+    let line: [UInt8]
+    let head: ReplyHead
+
+    /// The OK payload, or the ERR as a `KeelError`; a line whose JSON cannot be read is
+    /// `INTERNAL` (a defect of the daemon; the connection stays in step, lines are whole).
+    func outcome(command: String) -> Result<JSON?, KeelError> {
+        let reply: Reply
+        do {
+            reply = try head.reply(line)
+        } catch {
+            return .failure(KeelError(
+                .internal, "the daemon's reply to \(command) cannot be read (\(error.message)): \(String(decoding: line.prefix(200), as: UTF8.self))"))
+        }
+        switch reply {
+        case .ok(_, let payload): return .success(payload)
+        case .error(_, let code, let message, let details): return .failure(KeelError(code, message, details: details))
+        case .row, .event: return .failure(KeelError(.internal, "\(command) was answered with a line that does not end a reply"))
+        }
+    }
+}
+
+/// Unsafe (no canary allocation per call): every path that resumes one first takes its call out
+/// of `calls`, or turns it `.discarded`, under the lock, so each is resumed exactly once.
+typealias ReplyContinuation = UnsafeContinuation<Result<RawReply, KeelError>, Never>
 
 /// One request sent and not yet answered.
 struct PendingCall {
@@ -99,6 +115,7 @@ final class ConnectionCore: Sendable {
     /// The daemon's `maxRequestBytes` once HELLO told it (a longer line is refused here).
     let maxRequestBytes = Atomic<Int>(Int.max)
     let eventLoop: any EventLoop
+    let executor: EventLoopExecutor
     let socketPath: String
     let logger: Logger
     let counters = Counters()
@@ -123,6 +140,7 @@ final class ConnectionCore: Sendable {
 
     init(eventLoop: any EventLoop, socketPath: String, logger: Logger) {
         self.eventLoop = eventLoop
+        self.executor = EventLoopExecutor(eventLoop)
         self.socketPath = socketPath
         self.logger = logger
     }
@@ -146,7 +164,8 @@ final class ConnectionCore: Sendable {
         case .object(let object)?: members = object
         case let other?: throw KeelError(.badRequest, "the arguments of \(command) must be a JSON object, not \(other.kindName)")
         }
-        let line = Request(tag: String(tag), command: command, arguments: members).line()
+        var line = ""
+        Request.writeLine(tag: String(tag), command: command, arguments: members, to: &line)
         let limit = maxRequestBytes.load(ordering: .relaxed)
         if line.utf8.count - 1 > limit {
             throw KeelError(
@@ -175,9 +194,14 @@ final class ConnectionCore: Sendable {
         return error
     }
 
-    /// Queues the flush task (once per burst: the caller set `flushScheduled`).
+    /// Queues the flush task (once per burst: the caller set `flushScheduled`); on the event
+    /// loop itself (a task running on `KeelConnection.executor`) it flushes at once.
     func scheduleFlush() {
-        eventLoop.execute { self.flush() }
+        if eventLoop.inEventLoop {
+            flush()
+        } else {
+            eventLoop.execute { self.flush() }
+        }
     }
 
     /// Writes everything queued in one write and one flush (on the event loop), and moves the
@@ -204,53 +228,52 @@ final class ConnectionCore: Sendable {
         case pause
     }
 
-    /// Delivers one reply line of `tag` (`bytes` long) to its call.
-    func route(_ reply: Reply, tag: UInt64, bytes: Int) -> Routed {
+    /// Delivers one reply line of `tag` to its call: a final line to the waiting task as it
+    /// came, a ROW to the call's stream.
+    func route(_ head: ReplyHead, line: [UInt8], tag: UInt64) -> Routed {
         enum Action {
             case none
-            case resume(ReplyContinuation, Result<JSON?, KeelError>)
-            case push(any RowSink, JSON)
-            case finish(any RowSink, KeelError?)
+            case resume(ReplyContinuation)
+            case push(any RowSink)
+            case finish(any RowSink)
         }
         let action = state.withLock { s -> Action in
-            guard let call = s.calls[tag] else {
+            guard let index = s.calls.index(forKey: tag) else {
                 counters.discardedLines.add(1, ordering: .relaxed)
                 return .none
             }
-            switch (call.kind, reply) {
+            switch (s.calls.values[index].kind, head.kind) {
             case (.discarded, _), (.reply, .row), (_, .event):
                 // A late reply, or ROW lines of a command sent with `request` (use `rows`).
                 counters.discardedLines.add(1, ordering: .relaxed)
-                if reply.isFinal { s.calls[tag] = nil }
+                if head.isFinal { s.calls.remove(at: index) }
                 return .none
-            case (.reply(let continuation), .ok(_, let payload)):
-                s.calls[tag] = nil
-                return .resume(continuation, .success(payload))
-            case (.reply(let continuation), .error(_, let code, let message, let details)):
-                s.calls[tag] = nil
-                return .resume(continuation, .failure(KeelError(code, message, details: details)))
-            case (.stream(let sink), .row(_, let row)):
-                if call.deadline != nil { s.calls[tag]?.deadline = .now() + call.timeout }
-                return .push(sink, row)
-            case (.stream(let sink), .ok):
-                s.calls[tag] = nil
-                return .finish(sink, nil)
-            case (.stream(let sink), .error(_, let code, let message, let details)):
-                s.calls[tag] = nil
-                return .finish(sink, KeelError(code, message, details: details))
+            case (.reply(let continuation), .ok), (.reply(let continuation), .error):
+                s.calls.remove(at: index)
+                return .resume(continuation)
+            case (.stream(let sink), .row):
+                if s.calls.values[index].deadline != nil { s.calls.values[index].deadline = .now() + s.calls.values[index].timeout }
+                return .push(sink)
+            case (.stream(let sink), .ok), (.stream(let sink), .error):
+                s.calls.remove(at: index)
+                return .finish(sink)
             }
         }
         switch action {
         case .none:
             return .none
-        case .resume(let continuation, let result):
-            continuation.resume(returning: result)
+        case .resume(let continuation):
+            continuation.resume(returning: .success(RawReply(line: line, head: head)))
             return .none
-        case .finish(let sink, let error):
-            sink.finish(error)
+        case .finish(let sink):
+            if case .error = head.kind, case .failure(let error) = RawReply(line: line, head: head).outcome(command: "the stream") {
+                sink.finish(error)
+            } else {
+                sink.finish(nil)
+            }
             return .none
-        case .push(let sink, let row):
-            switch sink.push(row: row, bytes: bytes) {
+        case .push(let sink):
+            switch sink.push(line: line, payloadStart: head.payloadStart, bytes: line.count + 1) {
             case .discarded:
                 discard(tag)
                 return .none
@@ -279,16 +302,38 @@ final class ConnectionCore: Sendable {
         if let rearm { scheduleTimer(at: rearm) }
     }
 
-    /// A stream's line could not be read (over the client's limit): the stream fails, the rest
-    /// of its lines are dropped.
-    func failStream(_ tag: UInt64, _ error: KeelError) {
-        let sink = state.withLock { s -> (any RowSink)? in
-            guard let call = s.calls[tag], case .stream(let sink) = call.kind else { return nil }
-            s.calls[tag]?.kind = .discarded
-            s.calls[tag]?.deadline = nil
-            return sink
+    /// A line of `tag` could not be read (over the client's limit): its call fails with `error`;
+    /// a stream's remaining lines are dropped as they come.
+    func fail(_ tag: UInt64, _ error: KeelError, finalLine: Bool) {
+        enum Action {
+            case none
+            case resume(ReplyContinuation)
+            case finish(any RowSink)
         }
-        sink?.finish(error)
+        let action = state.withLock { s -> Action in
+            guard let index = s.calls.index(forKey: tag) else { return .none }
+            switch s.calls.values[index].kind {
+            case .reply(let continuation) where finalLine:
+                s.calls.remove(at: index)
+                return .resume(continuation)
+            case .stream(let sink):
+                if finalLine {
+                    s.calls.remove(at: index)
+                } else {
+                    s.calls.values[index].kind = .discarded
+                    s.calls.values[index].deadline = nil
+                }
+                return .finish(sink)
+            case .reply, .discarded:
+                if finalLine { s.calls.remove(at: index) }
+                return .none
+            }
+        }
+        switch action {
+        case .none: counters.discardedLines.add(1, ordering: .relaxed)
+        case .resume(let continuation): continuation.resume(returning: .failure(error))
+        case .finish(let sink): sink.finish(error)
+        }
     }
 
     /// A stream's consumer caught up (any thread): the event loop reads again.

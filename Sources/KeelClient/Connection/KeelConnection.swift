@@ -168,10 +168,25 @@ public final class KeelConnection: Sendable {
     }
 
     private func timeout(_ command: String, _ deadline: Duration?) -> TimeAmount {
-        TimeAmount(deadline ?? (CommandTable.command(command)?.isAdmin == true ? options.maintenanceDeadline : options.deadline))
+        if let deadline { return TimeAmount(deadline) }
+        return TimeAmount(Self.isAdmin(command) ? options.maintenanceDeadline : options.deadline)
+    }
+
+    /// The admin commands of the table, upper-cased.
+    private static let adminCommands = Set(CommandTable.all.filter(\.isAdmin).map(\.name))
+
+    /// Whether `command` (any case) is an admin command; no allocation for an upper-case name.
+    private static func isAdmin(_ command: String) -> Bool {
+        if adminCommands.contains(command) { return true }
+        return command.utf8.contains { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } && adminCommands.contains(command.uppercased())
     }
 
     // MARK: State
+
+    /// The connection's event loop as a task executor: a task that prefers it
+    /// (`withTaskExecutorPreference(connection.executor) { … }`) makes its calls without a
+    /// thread hop each way (EventLoopExecutor.swift). It must not block.
+    public var executor: any TaskExecutor { core.executor }
 
     /// Ends the connection: later calls fail with `DISCONNECTED` at once; calls already made
     /// get their replies first (QUIT goes after them, and the daemon answers in order). Open

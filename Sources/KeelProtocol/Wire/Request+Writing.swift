@@ -2,7 +2,8 @@
 // `Request.parse` (Request.swift), so that what a client writes is exactly what the daemon reads.
 // The JSON writer escapes every control character, so no value can end the line early.
 
-import KeelModel
+public import KeelModel
+public import OrderedCollections
 
 extension Request {
     /// Whether `tag` is a valid tag: 1–32 characters of `A-Z a-z 0-9 . _ : -`.
@@ -21,7 +22,13 @@ extension Request {
     /// Appends the line, with its LF, to `out`; the JSON object only when there are arguments.
     /// The tag and command must be valid (`isValidTag`, `isValidCommand`).
     public func write(to out: inout String) {
-        assert(Self.isValidTag(tag) && Self.isValidCommand(command), "a request line needs a valid tag and command")
+        Self.writeLine(tag: tag, command: command, arguments: arguments, to: &out)
+    }
+
+    /// Appends the line of a request without making a `Request` first (a client's hot path:
+    /// the command is sent as given, since the daemon reads it in any case).
+    public static func writeLine(tag: String, command: String, arguments: OrderedDictionary<String, JSON>, to out: inout String) {
+        assert(isValidTag(tag) && isValidCommand(command), "a request line needs a valid tag and command")
         out += tag
         out += " "
         out += command
