@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "KeelServer", targets: ["KeelServer"]),
         .library(name: "KeelClient", targets: ["KeelClient"]),
         .executable(name: "keeld", targets: ["keeld"]),
+        // For the integration tests and the client benchmark: a real keeld on a temporary
+        // socket, and a raw line client. Not part of the product an application uses.
+        .library(name: "KeelTestSupport", targets: ["KeelTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -105,13 +108,29 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
             ],
+            swiftSettings: strict
+        ),
+        // What every integration suite shares: the real keeld binary started on a temporary
+        // socket (Keeld), a raw line client (LineClient), writer threads (LoadClients). A regular
+        // target so that several test targets can use one copy.
+        .target(
+            name: "KeelTestSupport",
+            dependencies: ["KeelModel", "KeelProtocol"],
+            path: "Tests/KeelTestSupport",
             swiftSettings: strict
         ),
         // Integration tests: the real keeld binary on a temporary socket.
         .testTarget(
             name: "KeelServerTests",
-            dependencies: ["KeelServer", "KeelProtocol"],
+            dependencies: ["KeelServer", "KeelProtocol", "KeelTestSupport"],
+            swiftSettings: strict
+        ),
+        // The client against a live keeld: the connection, streams, deadlines, the remote context.
+        .testTarget(
+            name: "KeelClientTests",
+            dependencies: ["KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport"],
             swiftSettings: strict
         ),
     ]
