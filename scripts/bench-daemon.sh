@@ -3,7 +3,8 @@
 # generator (scripts/linebench.c) in the same run: PING and GET by ID at pipeline depth 1 and
 # 16, on 1 and 4 connections; then durable saves of one small object per transaction (INSERT +
 # SAVE per round trip) from 1 and 16 clients, against SQLite's single-writer durable commit rate
-# (scripts/sqlitecommit.c: WAL, synchronous=FULL, one row per transaction) on the same disk.
+# (scripts/sqlitecommit.c: WAL, synchronous=FULL, one row per transaction, measured after its WAL
+# has wrapped once: see its header) on the same disk.
 # The save rows run in ROUNDS rounds, SQLite and keeld taking turns, so a burst of someone
 # else's disk traffic lands on both; each round prints its own ratio, then the totals. keeld's
 # log fdatasyncs are read from STATS around each save row: saves per sync shows group commit.

@@ -40,16 +40,12 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         for s in snapshots { s.close() }
     }
 
-    /// The id of the last save this snapshot includes (0 before the first): the highest save
-    /// counter of its stores (each save writes it into its home store).
+    /// The id of the last save this snapshot includes (0 before the first): the highest of its
+    /// stores' (`ObjectStore.lastSave`).
     public func lastSaveID() throws(KeelError) -> SaveID {
         var last: UInt64 = 0
         for s in snapshots.indices {
-            let saved = try read(store: s) { (txn) throws(KeelError) -> UInt64 in
-                let bytes = try engine { () throws(StorageError) in try txn.tree(TreeLayout.meta)?.get(Array(MetaKey.save.utf8)) }
-                return bytes.flatMap(KeyEncoding.readU64) ?? 0
-            }
-            last = max(last, saved)
+            last = max(last, try read(store: s) { (txn) throws(KeelError) -> UInt64 in try ObjectStore.lastSave(txn) })
         }
         return SaveID(rawValue: last)
     }

@@ -51,9 +51,13 @@ extension ObjectStore {
                     let record = HistoryRecord(
                         saveID: SaveID(rawValue: saveID), time: Self.nowMilliseconds(), inserted: summary.inserted,
                         updated: summary.updated, deleted: summary.deleted)
+                    // The record's key is the save counter (ObjectStore+History.swift, "The save
+                    // counter"): a single-store save writes its rows and this record, nothing else.
                     try session.put(home, TreeLayout.history, key: KeyEncoding.u64(saveID), value: HistoryCodec.encode(record, model: model))
-                    try session.put(home, TreeLayout.meta, key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(saveID))
-                    for s in order { try session.put(s, TreeLayout.meta, key: Array(MetaKey.applied.utf8), value: KeyEncoding.u64(saveID)) }
+                    if order.count > 1 {
+                        // Recovery of multi-store saves compares intents with these marks.
+                        for s in order { try session.put(s, TreeLayout.meta, key: Array(MetaKey.applied.utf8), value: KeyEncoding.u64(saveID)) }
+                    }
                     if let keep = options.historyRetention { try pruneInSave(session, store: home, last: saveID, keeping: keep) }
                     if order.count > 1, let first = order.last {
                         try writeIntent(session, first: first, order: order, saveID: saveID)
@@ -111,7 +115,7 @@ extension ObjectStore {
         return result
     }
 
-    /// `nest` with the outermost (primary) store committed by `writeDeferringSync`.
+    /// `nest` with the outermost (home) store committed by `writeDeferringSync`.
     private func nestDeferringSync<R>(
         _ order: [Int], _ session: SaveSession, _ body: () throws(KeelError) -> R
     ) throws(KeelError) -> (R, CommitTicket) {
@@ -170,6 +174,10 @@ extension ObjectStore {
     private func pruneInSave(_ session: SaveSession, store: Int, last: UInt64, keeping: Int) throws(KeelError) {
         guard let tree = try session.readTree(store, TreeLayout.history) else { return }
         let doomed = try Self.historyKeys(in: tree, through: Self.pruneBound(last: last, keeping: keeping))
+        // Pruning this save's own record (keeping 0) takes the counter's last trace: keep it.
+        if doomed.last.flatMap({ KeyEncoding.readU64($0) }) == last {
+            try session.put(store, TreeLayout.meta, key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(last))
+        }
         for key in doomed { try session.delete(store, TreeLayout.history, key: key) }
     }
 }

@@ -24,6 +24,13 @@
 //
 // Format 1 (still read): the same fields with each ID list as a varint count followed by each
 // object key (10 bytes), format byte 0x01.
+//
+// THE SAVE COUNTER: a store's newest history key is the last save id whose home it was; a save
+// writes nothing else for it (a single-store save dirties its rows' pages and the history leaf,
+// no `$meta` page). When pruning removes a store's newest record, the same transaction writes its
+// id to `$meta save`. The last save id of a store is the higher of the two (`lastSave`), the
+// folder's the highest of its stores'. Format-1 folders kept it in the primary's `$meta save`,
+// which the same rule reads.
 
 import Foundation
 import KeelStorage
@@ -240,11 +247,28 @@ extension ObjectStore {
                         guard let tree = try txn.tree(TreeLayout.history) else { return 0 }
                         let doomed = try Self.historyKeys(in: tree, through: bound)
                         for key in doomed { try tree.delete(key: key) }
+                        // The newest record went too: the counter is kept in `$meta save`.
+                        if let newest = doomed.last.flatMap({ KeyEncoding.readU64($0) }), try tree.count() == 0 {
+                            try txn.openTree(TreeLayout.meta).put(key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(newest))
+                        }
                         return doomed.count
                     }
                 }
             }
             return deleted
+        }
+    }
+
+    /// The last save id whose home `txn`'s store was: its newest history record's key, or `$meta
+    /// save` (where pruning that record left it, and where format 1 kept the counter), whichever
+    /// is higher. The folder's last save id is the highest of its stores'.
+    static func lastSave(_ txn: ReadTransaction) throws(KeelError) -> UInt64 {
+        try engine { () throws(StorageError) -> UInt64 in
+            let saved = try txn.tree(TreeLayout.meta)?.get(Array(MetaKey.save.utf8)).flatMap(KeyEncoding.readU64) ?? 0
+            guard let tree = try txn.tree(TreeLayout.history) else { return saved }
+            var cursor = try tree.cursor()
+            guard try cursor.seekLast(), let newest = KeyEncoding.readU64(try cursor.key) else { return saved }
+            return max(saved, newest)
         }
     }
 

@@ -39,7 +39,7 @@ extension ObjectStore {
                 ranges.append(IDRange(next: reserved + 1, reserved: reserved))
             }
             var last: UInt64 = 0
-            for store in stores { last = max(last, try readMeta(store, MetaKey.save).flatMap(KeyEncoding.readU64) ?? 0) }
+            for store in stores { last = max(last, try untyped { try store.read { txn in try lastSave(txn) } }) }
             var stored: [UInt64] = []
             for entity in model.entities {
                 stored.append(try lastNumber(stores[layout.storeOf[entity.id.index]], tree: layout.objects[entity.id.index], entity: entity.id))

@@ -126,10 +126,11 @@ enum MetaKey {
     static let modelJSON = "model.json"
     /// Primary only: the object layer's format, u64 BE (`ObjectStore.formatVersion`).
     static let format = "format"
-    /// Every store: the highest save id applied to this store, u64 BE.
+    /// The highest multi-store save id applied to this store, u64 BE (redo intents are compared
+    /// with it; single-store saves do not write it).
     static let applied = "applied"
-    /// The last save id whose home this store was (the store of a single-store save, the first
-    /// store of a multi-store one), u64 BE; the folder's last save id is the highest of them.
+    /// Where the counter is kept when the store's newest history record is pruned (format 1: the
+    /// last save id, in the primary), u64 BE. `ObjectStore.lastSave` reads it.
     static let save = "save"
     /// `ids/<Entity>` in the entity's store: the reserved object-number mark, u64 BE.
 }

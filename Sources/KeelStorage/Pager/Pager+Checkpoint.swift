@@ -96,16 +96,24 @@ extension Pager {
         // 3. Copy, in page order (nothing to copy: no write and no fsync).
         let sorted = work.sorted { $0.0 < $1.0 }
         if !sorted.isEmpty { do throws(StorageError) {
-            // Runs of consecutive pages go out in one write of up to 1 MiB.
+            // Runs of consecutive pages go out in one write of up to 1 MiB; a page without a
+            // neighbour (most of them after random updates) is written from its own buffer,
+            // not copied into the run first.
             var run: [UInt8] = []
             run.reserveCapacity(1 << 20)
             var runStart: UInt32 = 0
+            var runPages = 0
+            var single: PageBuffer?
             func flush() throws(StorageError) {
-                guard !run.isEmpty else { return }
-                try run.withBytes { (b) throws(StorageError) in
-                    try pageFile.writeFully(b, at: UInt64(runStart) * UInt64(pageSize))
+                let at = UInt64(runStart) * UInt64(pageSize)
+                if runPages == 1, let single {
+                    try pageFile.writeFully(single.readOnlyBytes, at: at)
+                } else if runPages > 1 {
+                    try run.withBytes { (b) throws(StorageError) in try pageFile.writeFully(b, at: at) }
                 }
                 run.removeAll(keepingCapacity: true)
+                single = nil
+                runPages = 0
             }
             for (page, ref, cached) in sorted {
                 let buffer: PageBuffer
@@ -118,12 +126,18 @@ extension Pager {
                         throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: page, logPosition: ref.offset)
                     }
                 }
-                let contiguous = !run.isEmpty && page.rawValue == runStart + UInt32(run.count / pageSize)
-                if !contiguous || run.count + pageSize > (1 << 20) {
+                let contiguous = runPages > 0 && page.rawValue == runStart + UInt32(runPages)
+                if !contiguous || (runPages + 1) * pageSize > (1 << 20) {
                     try flush()
                     runStart = page.rawValue
                 }
-                run.append(contentsOf: buffer.readOnlyBytes)
+                if runPages == 0 {
+                    single = buffer
+                } else {
+                    if runPages == 1, let first = single { run.append(contentsOf: first.readOnlyBytes) }
+                    run.append(contentsOf: buffer.readOnlyBytes)
+                }
+                runPages += 1
             }
             try flush()
             // 4. The page file is durable.

@@ -25,7 +25,8 @@ public struct StoreOptions: Sendable {
     /// (while readers keep one from emptying the log, again only after every further quarter).
     public var checkpointThresholdBytes: UInt64 = 32 << 20
     /// When the log holds more than this and a reader's old snapshot blocks the checkpoint, that
-    /// reader is cut off (`snapshotTooOld`) so the log cannot grow without bound.
+    /// reader is cut off (`snapshotTooOld`) so the log cannot grow without bound (the automatic
+    /// checkpoint that does it runs within a quarter of `checkpointThresholdBytes` past it).
     public var maxLogBytes: UInt64 = 512 << 20
     /// The log file grows in steps of this many bytes (allocated and zero-filled up front).
     public var logPreallocationBytes: UInt64 = 8 << 20

@@ -85,6 +85,39 @@ struct HomeStoreSaveTests {
         try f.expectConsistent()
     }
 
+    @Test("the counter is the newest history key: saves write no `$meta save`; pruning every record keeps it there, and ids go on after a reopen")
+    func counterSurvivesPruning() throws {
+        let model = TestModels.company(twoStores: true)
+        var f = try StoreFixture(model: model)
+        func metaSave(_ s: Int) throws -> UInt64? {
+            try f.store.stores[s].read { txn in try txn.tree(TreeLayout.meta)?.get(Array(MetaKey.save.utf8)) }.flatMap(KeyEncoding.readU64)
+        }
+        _ = try Self.insertDesk(f.store, model, 1)
+        _ = try Self.insertBuilding(f.store, model, "HQ")
+        _ = try Self.insertBuilding(f.store, model, "Annex")
+        #expect(try metaSave(0) == nil && metaSave(Self.sites) == nil, "a save writes only its history record for the counter")
+        #expect(try f.store.pruneHistory(keeping: 0) == 3)
+        #expect(try metaSave(0) == 1 && metaSave(Self.sites) == 3)
+        try f.reopen()
+        #expect(f.store.lastSaveID == SaveID(rawValue: 3))
+        #expect(try Self.insertDesk(f.store, model, 2).saveID == SaveID(rawValue: 4))
+        try f.store.close()
+        // Retention 0 prunes each save's own record in the save.
+        var options = f.options
+        options.historyRetention = 0
+        var g = f
+        g.options = options
+        try g.reopen(afterClose: true)
+        #expect(try Self.insertBuilding(g.store, model, "Depot").saveID == SaveID(rawValue: 5))
+        // Save 4's record, in the primary, goes at the primary's next save.
+        #expect(try g.store.history(after: SaveID(rawValue: 0)).map(\.saveID.rawValue) == [4])
+        try g.reopen()
+        #expect(g.store.lastSaveID == SaveID(rawValue: 5))
+        #expect(try Self.insertDesk(g.store, model, 3).saveID == SaveID(rawValue: 6))
+        #expect(try g.store.history(after: SaveID(rawValue: 0)).isEmpty)
+        try g.expectConsistent()
+    }
+
     @Test("retention prunes the home store of each save")
     func retention() throws {
         let model = TestModels.company(twoStores: true)

@@ -100,8 +100,11 @@ struct StoreFixture {
         self.store = try ObjectStore.open(directory: directory, model: model, options: options)
     }
 
-    mutating func reopen() throws {
-        try store.close()
+    mutating func reopen() throws { try reopen(afterClose: false) }
+
+    /// Opens the folder again (with the current `options`); `afterClose`: the store is closed already.
+    mutating func reopen(afterClose: Bool) throws {
+        if !afterClose { try store.close() }
         store = try ObjectStore.open(directory: directory, model: model, options: options)
     }
 
