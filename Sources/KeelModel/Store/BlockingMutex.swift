@@ -1,8 +1,9 @@
-// A mutex whose waiters sleep at once (a plain pthread mutex), for locks held across I/O: the
-// object store's save lock is held for a whole save — its B+tree work and its log write — and
-// sixteen savers waiting on `Synchronization.Mutex` spun for it first, which on a two-core
-// machine took the CPU from the save they were waiting for (Docs/Performance.md, "Durable
-// saves"). Short critical sections keep using `Mutex`.
+// A mutex whose waiters sleep at once (a plain pthread mutex), for locks that many threads want
+// at once or that are held across I/O: the object store's save lock is held for a whole save —
+// its B+tree work and its log write — and sixteen savers waiting on `Synchronization.Mutex` spun
+// for it first, which on a two-core machine took the CPU from the save they were waiting for; the
+// ID allocator's lock, held only for a moment, was spun on whenever its holder was preempted
+// (Docs/Performance.md, "Durable saves"). Locks taken by few threads keep using `Mutex`.
 
 import Glibc
 

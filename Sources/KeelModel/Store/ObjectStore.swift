@@ -38,7 +38,10 @@ public final class ObjectStore: Sendable {
     /// sleep rather than spin (BlockingMutex.swift).
     let saveLock: BlockingMutex<SaveCounter>
     /// Guards the per-entity ID allocator: next number to hand out and the durable reserved mark.
-    let ids: Mutex<[IDRange]>
+    /// Every insert and every save takes it for a moment, from many threads at once (a daemon's
+    /// connections), and a block reservation holds it across a durable write: its waiters sleep
+    /// rather than spin (BlockingMutex.swift).
+    let ids: BlockingMutex<[IDRange]>
     /// Guards the observer table.
     let observers: Mutex<ObserverTable>
     /// The notice lock: guards the records of committed saves that observers have not heard of
@@ -61,7 +64,7 @@ public final class ObjectStore: Sendable {
         self.layout = TreeLayout(model: model)
         self.saveLock = BlockingMutex(SaveCounter(last: lastSave, stored: stored))
         self.committed = Atomic(lastSave)
-        self.ids = Mutex(ids)
+        self.ids = BlockingMutex(ids)
         self.observers = Mutex(ObserverTable())
         self.notices = Mutex([])
     }
