@@ -14,23 +14,14 @@
 // is measured in its steady state too.
 //
 // Prints commits per second and the commit latency percentiles, in linebench's format.
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
+
+#include "benchthreads.h"
 
 static char path[4096];
 static double seconds;
-
-typedef struct { long commits; double *samples; long count, capacity; int id; } result_t;
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void check(int rc, sqlite3 *db, const char *what) {
     if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -63,21 +54,11 @@ static void *run(void *arg) {
         while ((rc = sqlite3_step(insert)) == SQLITE_BUSY) sqlite3_reset(insert);  // never skip a commit
         check(rc, db, "insert");
         sqlite3_reset(insert);
-        if (r->count == r->capacity) {
-            r->capacity = r->capacity ? r->capacity * 2 : 1 << 16;
-            r->samples = realloc(r->samples, r->capacity * sizeof(double));
-        }
-        r->samples[r->count++] = now() - t0;
-        r->commits++;
+        record(r, now() - t0, 1);
     }
     sqlite3_finalize(insert);
     sqlite3_close(db);
     return NULL;
-}
-
-static int compare(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
@@ -88,10 +69,6 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/commit.sqlite", argv[1]);
     int writers = atoi(argv[2]);
     seconds = atof(argv[3]);
-    if (writers < 1 || writers > 256) {
-        fprintf(stderr, "sqlitecommit: WRITERS must be 1…256\n");
-        return 2;
-    }
     sqlite3 *db = open_db();
     check(sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS computer(id INTEGER PRIMARY KEY, uuid BLOB NOT NULL, model TEXT)",
                        NULL, NULL, NULL), db, "create");
@@ -103,26 +80,6 @@ int main(int argc, char **argv) {
     }
     sqlite3_finalize(warm);
     sqlite3_close(db);
-    pthread_t threads[256];
-    result_t results[256] = {0};
-    double t0 = now();
-    for (int i = 0; i < writers; i++) {
-        results[i].id = i;
-        pthread_create(&threads[i], NULL, run, &results[i]);
-    }
-    long total = 0, count = 0;
-    for (int i = 0; i < writers; i++) {
-        pthread_join(threads[i], NULL);
-        total += results[i].commits;
-        count += results[i].count;
-    }
-    double elapsed = now() - t0;
-    double *all = malloc(count * sizeof(double));
-    long k = 0;
-    for (int i = 0; i < writers; i++)
-        for (long j = 0; j < results[i].count; j++) all[k++] = results[i].samples[j];
-    qsort(all, count, sizeof(double), compare);
-    printf("requests/s %.0f  round trip p50 %.1f us  p99 %.1f us  (%ld round trips)\n", total / elapsed,
-           all[count / 2] * 1e6, all[count * 99 / 100] * 1e6, count);
+    run_threads(writers, run);
     return 0;
 }

@@ -128,38 +128,36 @@ static inline uint64_t load64(const unsigned char *p) {
     return w;
 }
 
+// While at least three blocks remain: one chain per block, joined into `*crc`.
+__attribute__((target("sse4.2")))
+static inline void crc_triples(uint64_t *crc, const unsigned char **data, size_t *n, size_t block,
+                               uint32_t zeros[4][256]) {
+    uint64_t c0 = *crc;
+    const unsigned char *p = *data;
+    while (*n >= 3 * block) {
+        uint64_t c1 = 0, c2 = 0;
+        const unsigned char *end = p + block;
+        do {
+            c0 = __builtin_ia32_crc32di(c0, load64(p));
+            c1 = __builtin_ia32_crc32di(c1, load64(p + block));
+            c2 = __builtin_ia32_crc32di(c2, load64(p + 2 * block));
+            p += 8;
+        } while (p < end);
+        c0 = shift(zeros, c0) ^ c1;
+        c0 = shift(zeros, c0) ^ c2;
+        p += 2 * block;
+        *n -= 3 * block;
+    }
+    *crc = c0;
+    *data = p;
+}
+
 __attribute__((target("sse4.2")))
 static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n) {
     if (!__atomic_load_n(&zeros_ready, __ATOMIC_ACQUIRE)) build_zeros();
     uint64_t c0 = ~crc & 0xffffffffu;
-    while (n >= 3 * LONG_BLOCK) {
-        uint64_t c1 = 0, c2 = 0;
-        const unsigned char *end = p + LONG_BLOCK;
-        do {
-            c0 = __builtin_ia32_crc32di(c0, load64(p));
-            c1 = __builtin_ia32_crc32di(c1, load64(p + LONG_BLOCK));
-            c2 = __builtin_ia32_crc32di(c2, load64(p + 2 * LONG_BLOCK));
-            p += 8;
-        } while (p < end);
-        c0 = shift(zeros_long, c0) ^ c1;
-        c0 = shift(zeros_long, c0) ^ c2;
-        p += 2 * LONG_BLOCK;
-        n -= 3 * LONG_BLOCK;
-    }
-    while (n >= 3 * SHORT_BLOCK) {
-        uint64_t c1 = 0, c2 = 0;
-        const unsigned char *end = p + SHORT_BLOCK;
-        do {
-            c0 = __builtin_ia32_crc32di(c0, load64(p));
-            c1 = __builtin_ia32_crc32di(c1, load64(p + SHORT_BLOCK));
-            c2 = __builtin_ia32_crc32di(c2, load64(p + 2 * SHORT_BLOCK));
-            p += 8;
-        } while (p < end);
-        c0 = shift(zeros_short, c0) ^ c1;
-        c0 = shift(zeros_short, c0) ^ c2;
-        p += 2 * SHORT_BLOCK;
-        n -= 3 * SHORT_BLOCK;
-    }
+    crc_triples(&c0, &p, &n, LONG_BLOCK, zeros_long);
+    crc_triples(&c0, &p, &n, SHORT_BLOCK, zeros_short);
     while (n >= 8) {
         c0 = __builtin_ia32_crc32di(c0, load64(p));
         p += 8;

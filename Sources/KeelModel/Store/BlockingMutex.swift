@@ -8,27 +8,35 @@
 import Glibc
 
 /// `@unchecked Sendable`: `value` is read and written only between `pthread_mutex_lock` and
-/// `pthread_mutex_unlock` on `mutex`, which is allocated once in init, never reassigned, and
-/// freed in deinit when no thread can hold it.
+/// `pthread_mutex_unlock` on `mutex`, which lives at a stable heap address from init to deinit,
+/// when no thread can hold it.
 final class BlockingMutex<Value: Sendable>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let mutex = PthreadObject<pthread_mutex_t> { pthread_mutex_init($0, nil) }
     private var value: Value
 
-    init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
+    init(_ value: Value) { self.value = value }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
+    deinit { mutex.destroy { pthread_mutex_destroy($0) } }
 
     func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        pthread_mutex_lock(mutex.pointer)
+        defer { pthread_mutex_unlock(mutex.pointer) }
         return try body(&value)
+    }
+}
+
+/// A pthread object (mutex, rwlock) at a stable heap address, as pthread requires: allocated and
+/// initialised once, destroyed and freed by its owner's deinit.
+struct PthreadObject<T> {
+    let pointer: UnsafeMutablePointer<T>
+
+    init(_ initialize: (UnsafeMutablePointer<T>) -> Int32) {
+        pointer = .allocate(capacity: 1)
+        _ = initialize(pointer)
+    }
+
+    func destroy(_ body: (UnsafeMutablePointer<T>) -> Int32) {
+        _ = body(pointer)
+        pointer.deallocate()
     }
 }

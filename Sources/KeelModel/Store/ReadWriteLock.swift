@@ -4,25 +4,18 @@
 
 import Glibc
 
-/// `@unchecked Sendable`: the pthread rwlock is thread-safe by definition; the pointer is
-/// allocated once in init, never reassigned, and freed in deinit when no thread can hold it.
+/// `@unchecked Sendable`: the pthread rwlock is thread-safe by definition; it lives at a stable
+/// heap address (`PthreadObject`) from init to deinit, when no thread can hold it.
 final class ReadWriteLock: @unchecked Sendable {
-    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+    private let lock = PthreadObject<pthread_rwlock_t> { pthread_rwlock_init($0, nil) }
 
-    init() {
-        lock = .allocate(capacity: 1)
-        lock.initialize(to: pthread_rwlock_t())
-        pthread_rwlock_init(lock, nil)
-    }
+    init() {}
 
-    deinit {
-        pthread_rwlock_destroy(lock)
-        lock.deallocate()
-    }
+    deinit { lock.destroy { pthread_rwlock_destroy($0) } }
 
-    func lockShared() { pthread_rwlock_rdlock(lock) }
-    func lockExclusive() { pthread_rwlock_wrlock(lock) }
-    func unlock() { pthread_rwlock_unlock(lock) }
+    func lockShared() { pthread_rwlock_rdlock(lock.pointer) }
+    func lockExclusive() { pthread_rwlock_wrlock(lock.pointer) }
+    func unlock() { pthread_rwlock_unlock(lock.pointer) }
 
     func withShared<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lockShared()

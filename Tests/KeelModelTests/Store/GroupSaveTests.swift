@@ -18,6 +18,43 @@ final class SharedState<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
+/// Power cuts during a workload: `run` runs it while a thread takes a crash image of `fs` every
+/// few milliseconds, each with what the workload had acknowledged just before (and one more at
+/// the end); then every image is opened as a recovered store and handed to `check`, which must
+/// find at least what was acknowledged. Each recovered store is verified and closed.
+func checkPowerCuts<Acknowledged: Sendable>(
+    _ fs: CrashSimulatingFileSystem, _ f: StoreFixture, acknowledged: SharedState<Acknowledged>, run: () throws -> Void,
+    check: (_ image: Int, _ recovered: ObjectStore, _ acknowledged: Acknowledged) throws -> Void
+) throws {
+    let finished = SharedState<Bool>(false)
+    let images = SharedState<[(InMemoryFileSystem, Acknowledged)]>([])
+    let cutter = Thread {
+        while !finished.withLock({ $0 }) {
+            let before = acknowledged.withLock { $0 }
+            let image = fs.crashedImage(mode: .drop)
+            images.withLock { $0.append((image, before)) }
+            Thread.sleep(forTimeInterval: 0.003)
+        }
+    }
+    cutter.start()
+    try run()
+    finished.withLock { $0 = true }
+    while !cutter.isFinished { Thread.sleep(forTimeInterval: 0.001) }
+    let last = acknowledged.withLock { $0 }
+    images.withLock { $0.append((fs.crashedImage(mode: .drop), last)) }
+    try f.store.close()
+    let all = images.withLock { $0 }
+    #expect(all.count >= 2)
+    for (i, (image, before)) in all.enumerated() {
+        var options = f.options
+        options.storage.fileSystem = image
+        let recovered = try ObjectStore.open(directory: f.directory, model: f.model, options: options)
+        try check(i, recovered, before)
+        #expect(try recovered.verify().isEmpty, "image \(i)")
+        try recovered.close()
+    }
+}
+
 @Suite("Group saves")
 struct GroupSaveTests {
     static let threads = 8
@@ -96,35 +133,12 @@ struct GroupSaveTests {
         let f = try StoreFixture(model: model, fs: fs)
         let acknowledged = SharedState<Set<Int64>>([])
         let failures = SharedState<[String]>([])
-        let finished = SharedState<Bool>(false)
-        let images = SharedState<[(InMemoryFileSystem, Set<Int64>)]>([])
-        let cutter = Thread {
-            while !finished.withLock({ $0 }) {
-                let before = acknowledged.withLock { $0 }
-                let image = fs.crashedImage(mode: .drop)
-                images.withLock { $0.append((image, before)) }
-                Thread.sleep(forTimeInterval: 0.003)
-            }
-        }
-        cutter.start()
-        Self.saveDesks(f.store, model: model, perThread: 30, acknowledged: acknowledged, failures: failures)
-        finished.withLock { $0 = true }
-        while !cutter.isFinished { Thread.sleep(forTimeInterval: 0.001) }
-        let last = acknowledged.withLock { $0 }
-        images.withLock { $0.append((fs.crashedImage(mode: .drop), last)) }
-        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
-        try f.store.close()
-        let all = images.withLock { $0 }
-        #expect(all.count >= 2)
-        for (i, (image, before)) in all.enumerated() {
-            var options = f.options
-            options.storage.fileSystem = image
-            let recovered = try ObjectStore.open(directory: f.directory, model: model, options: options)
-            let present = try Self.deskNumbers(recovered, model)
-            let lost = before.subtracting(present)
+        try checkPowerCuts(fs, f, acknowledged: acknowledged) {
+            Self.saveDesks(f.store, model: model, perThread: 30, acknowledged: acknowledged, failures: failures)
+            #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        } check: { i, recovered, before in
+            let lost = before.subtracting(try Self.deskNumbers(recovered, model))
             #expect(lost.isEmpty, "image \(i): \(lost.count) of \(before.count) acknowledged saves lost")
-            #expect(try recovered.verify().isEmpty, "image \(i)")
-            try recovered.close()
         }
     }
 }
