@@ -9,7 +9,8 @@
 // is `Sendable` and shared by every context.
 //
 // State: one snapshot of the stores (or, for a child, its parent's current state) taken at the
-// first command after open, save, rollback or refresh, with the pending changes laid over it
+// first command that reads (every command but an insert of attributes alone) after open, save,
+// rollback or refresh, with the pending changes laid over it
 // (`ContextOverlay`). Every command either takes effect completely or, when it throws, leaves the
 // context exactly as it was.
 

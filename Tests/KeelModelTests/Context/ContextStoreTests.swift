@@ -80,6 +80,27 @@ struct ContextStoreTests {
         try fixture.expectConsistent()
     }
 
+    @Test("an insert of attributes alone takes no snapshot, so it pins nothing; one naming a relationship, and any read, does")
+    func snapshotAtFirstRead() throws {
+        let fixture = try StoreFixture(model: Self.model())
+        let company = try Self.importCompany(fixture.store)
+        let context = ObjectContext(store: fixture.store)
+        let uuid = "6f1c2a8e-3b7d-4e59-9a0c-1d2e3f405162"
+        try context.insert(entity: "Computer", values: ["id": .string(uuid), "model": "X1"])
+        try context.insert(entity: "Computer", typedValues: ["id": .uuid(UUID(uuidString: uuid)!), "model": .string("X2")])
+        #expect(!context.hasSnapshot)
+        try context.save()
+        #expect(!context.hasSnapshot)
+        try context.insert(entity: "Computer", values: ["id": .string(uuid), "owner": .string(company.employees[0].text(in: fixture.model))])
+        #expect(context.hasSnapshot, "naming a relationship reads its target")
+        try context.save()
+        _ = try context.get(company.company)
+        #expect(context.hasSnapshot)
+        // The saves wrote all three.
+        #expect(try context.count(entity: "Computer") == 3)
+        try fixture.expectConsistent()
+    }
+
     @Test("removing an employee from a department updates both sides in the store")
     func removeEmployee() throws {
         let fixture = try StoreFixture(model: Self.model())
