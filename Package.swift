@@ -59,7 +59,12 @@ let package = Package(
         // The line protocol without sockets: request and reply lines, framing, the command table.
         .target(
             name: "KeelProtocol",
-            dependencies: ["KeelModel", .product(name: "Collections", package: "swift-collections")],
+            dependencies: [
+                "KeelModel",
+                "KeelStorage",
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

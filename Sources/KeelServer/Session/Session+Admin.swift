@@ -4,8 +4,9 @@
 //
 // - STATS: objects per entity (counts of one snapshot), and per store file KeelStorage's figures.
 // - COMPACT: `ObjectStore.compact()` — saves wait for it, reads do not.
-// - VERIFY: KeelStorage's page and tree checks of every store file, then the object layer's.
-// - BACKUP: `ObjectStore.backup(to:)` into a new folder under the configured backup folder.
+// - VERIFY: `ObjectStore.verifyAll()`: KeelStorage's page and tree checks of every store file,
+//   then the object layer's; each fault in `details.faults` as `StoreFault.json`.
+// - BACKUP: `ObjectStore.backup(to:)` into a new backup file under the configured backup folder.
 
 import Collections
 import Foundation
@@ -64,25 +65,14 @@ extension Session {
     }
 
     func verify(_ request: Request) throws(KeelError) -> JSON? {
-        var faults: [JSON] = []
-        var pages = 0
-        for file in try server.store.verifyStoreFiles() {
-            pages += file.report.pageCount
-            for fault in file.report.faults {
-                faults.append([
-                    "kind": "page", "store": .string(file.configuration), "message": .string(fault.description),
-                ])
-            }
-        }
-        for fault in try server.store.verify() {
-            faults.append(["kind": .string(fault.kind), "message": .string(fault.message)])
-        }
+        let faults = try server.store.verifyAll()
+        let pages = try server.store.storeStatistics().reduce(0) { $0 + $1.report.pageCount }
         let scope: JSON = ["pages", "trees", "freeList", "rows", "relationships", "inverses", "links", "indexes", "uniqueConstraints"]
         guard faults.isEmpty else {
-            let first = faults.prefix(3).compactMap { $0["message"]?.stringValue }.joined(separator: "; ")
+            let first = faults.prefix(3).map(\.description).joined(separator: "; ")
             throw KeelError(
                 .corrupt, "verification found \(faults.count) fault\(faults.count == 1 ? "" : "s"): \(first)",
-                details: ["faults": .array(faults), "checked": scope])
+                details: ["faults": .array(faults.map(\.json)), "checked": scope])
         }
         return ["ok": true, "faults": 0, "pages": .int(Int64(pages)), "checked": scope]
     }
@@ -95,8 +85,11 @@ extension Session {
     func backup(_ request: Request) throws(KeelError) -> JSON? {
         let name = request.arguments["path"]?.stringValue ?? ""
         let target = try BackupTarget(name: name, folder: server.configuration.backupDirectory)
-        let bytes = try server.store.backup(to: target.path)
-        return ["bytes": .int(Int64(bytes)), "path": .string(target.path)]
+        let summary = try server.store.backup(to: target.path)
+        return [
+            "bytes": .int(Int64(summary.bytes)), "path": .string(target.path), "entries": .int(Int64(summary.entries)),
+            "payloadBytes": .int(Int64(summary.payloadBytes)),
+        ]
     }
 }
 
