@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "KeelServer", targets: ["KeelServer"]),
         .library(name: "KeelClient", targets: ["KeelClient"]),
         .executable(name: "keeld", targets: ["keeld"]),
+        .executable(name: "keelctl", targets: ["keelctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -111,6 +112,25 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        // keelctl: the admin tool (spec/cli.md), offline on a data folder or online through keeld.
+        .executableTarget(
+            name: "keelctl",
+            dependencies: [
+                "KeelClient",
+                "KeelProtocol",
+                "KeelModel",
+                "KeelStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // keelctl's tests run the built binary (.build/debug/keelctl) on stores made in-process.
+        .testTarget(
+            name: "KeelctlTests",
+            dependencies: ["KeelModel", "KeelStorage", "KeelProtocol"],
             swiftSettings: strict
         ),
         // Integration tests: the real keeld binary on a temporary socket.

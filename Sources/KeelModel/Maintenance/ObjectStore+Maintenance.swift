@@ -75,6 +75,14 @@ extension ObjectStore {
         return summary
     }
 
+    /// Reads the backup file `path` whole and checks every rule of its format; returns what it
+    /// holds. Writes nothing.
+    public static func checkBackup(
+        _ path: String, options: ObjectStoreOptions = ObjectStoreOptions(), progress: ProgressHandler = { _ in }
+    ) throws(KeelError) -> BackupSummary {
+        try engine { () throws(StorageError) in try BackupArchive.check(path: path, fileSystem: options.storage.fileSystem, progress: progress) }
+    }
+
     /// Restores the backup file `backup` into `directory`, which must be empty or missing (a
     /// `keeld.lock` file alone is allowed: the caller may hold the folder's lock), then opens it
     /// with the model the backup recorded — which must be `model` when one is given — and runs
