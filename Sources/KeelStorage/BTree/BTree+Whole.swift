@@ -9,6 +9,10 @@ public struct TreeTally: Sendable, Equatable {
     public var valueBytes: UInt64 = 0
     /// Values as stored: inline bytes plus the bytes of overflow chains (LZ4 blocks when compressed).
     public var storedValueBytes: UInt64 = 0
+    /// What the entries take in leaf pages — each cell (key, inline value or overflow reference,
+    /// their length varints) and its 2-byte slot — plus the stored bytes of overflow chains:
+    /// the bytes a store with no free space in any page would need for them.
+    public var cellBytes: UInt64 = 0
     public var leafPages = 0
     public var branchPages = 0
     public var overflowValues = 0
@@ -22,6 +26,7 @@ public struct TreeTally: Sendable, Equatable {
         t.keyBytes += b.keyBytes
         t.valueBytes += b.valueBytes
         t.storedValueBytes += b.storedValueBytes
+        t.cellBytes += b.cellBytes
         t.leafPages += b.leafPages
         t.branchPages += b.branchPages
         t.overflowValues += b.overflowValues
@@ -51,10 +56,12 @@ extension BTree {
             for index in 0..<node.count {
                 let entry = try node.leafEntry(at: index)
                 t.keyBytes += UInt64(entry.keyLength)
+                t.cellBytes += UInt64(entry.cellSize + 2)
                 if entry.isOverflow {
                     let reference = try OverflowReference.read(node.base + entry.valueStart, page: node.number)
                     t.valueBytes += UInt64(reference.valueLength)
                     t.storedValueBytes += UInt64(reference.storedLength)
+                    t.cellBytes += UInt64(reference.storedLength)
                     t.overflowValues += 1
                     if reference.isCompressed { t.compressedValues += 1 }
                 } else {

@@ -48,6 +48,7 @@ struct Verify: AsyncParsableCommand {
 
     private static func check(_ backend: any Backend, _ bar: ProgressBar, ticking: Bool) async throws -> ([StoreFault], String) {
         let faults = try await bar.during("verifying", ticking: ticking) { () throws(KeelError) in try await backend.verify(progress: bar) }
+        guard faults.isEmpty else { return (faults, "") }  // the figures would read the damage again
         let stats = try await backend.statistics(contents: false)
         let files = stats["files"]?.objectValue?.count ?? 0
         let pages = (stats["pagesUsed"]?.intValue ?? 0) + (stats["pagesFree"]?.intValue ?? 0)
