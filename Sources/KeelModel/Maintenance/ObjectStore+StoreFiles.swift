@@ -51,7 +51,8 @@ extension ObjectStore {
         do throws(KeelError) {
             faults += try verify(progress: progress)
         } catch where error.code == .corrupt || error.code == .io {
-            faults.append(StoreFault(kind: "read", message: "the object checks stopped: \(error.message)"))
+            let page = (error.cause as? StorageError)?.page?.rawValue
+            faults.append(StoreFault(kind: "read", message: "the object checks stopped: \(error.message)", page: page))
         }
         return faults
     }

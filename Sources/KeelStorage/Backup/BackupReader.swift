@@ -40,21 +40,21 @@ struct BackupReader {
     private static func readHeader(_ file: any StorageFile, path: String) throws(StorageError) -> (UInt64, UInt32, UInt64) {
         let size = try file.size()
         guard size >= UInt64(BackupFormat.headerSize) else {
-            throw StorageError(.notAStore, "not a Keel backup: \(size) bytes, shorter than the 32-byte header", path: path)
+            throw StorageError(.notAStore, "\(path): not a Keel backup: \(size) bytes, shorter than the 32-byte header", path: path)
         }
         var header = [UInt8](repeating: 0, count: BackupFormat.headerSize)
         try header.withMutableBytes { (b) throws(StorageError) in try file.readFully(into: b, at: 0) }
         guard Array(header[0..<8]) == BackupFormat.magic else {
-            throw StorageError(.notAStore, "not a Keel backup (no KEELBACK magic)", path: path)
+            throw StorageError(.notAStore, "\(path): not a Keel backup (no KEELBACK magic)", path: path)
         }
         let (version, crc, stored, salt, created) = header.withUnsafeBytes { h in
             (h.loadLE(at: 8, as: UInt32.self), CRC32C.checksum(UnsafeRawBufferPointer(rebasing: h[0..<28])),
              h.loadLE(at: 28, as: UInt32.self), h.loadLE(at: 24, as: UInt32.self), h.loadLE(at: 16, as: UInt64.self))
         }
         guard version == BackupFormat.version else {
-            throw StorageError(.unsupportedVersion, "backup format version \(version); this build reads version \(BackupFormat.version)", path: path)
+            throw StorageError(.unsupportedVersion, "\(path): backup format version \(version); this build reads version \(BackupFormat.version)", path: path)
         }
-        guard crc == stored else { throw StorageError(.corrupt, "the backup's header fails its checksum", path: path) }
+        guard crc == stored else { throw StorageError(.corrupt, "\(path): the backup's header fails its checksum", path: path) }
         return (size, salt, created)
     }
 
@@ -68,7 +68,7 @@ struct BackupReader {
         guard offset < size else { return nil }
         let at = offset
         func corrupt(_ message: String) -> StorageError {
-            StorageError(.corrupt, "block \(number) at byte \(at): \(message)", path: path)
+            StorageError(.corrupt, "\(path): block \(number) at byte \(at): \(message)", path: path)
         }
         guard size - offset >= UInt64(BackupFormat.blockHeaderSize) else { throw corrupt("the file ends inside the block header") }
         var header = [UInt8](repeating: 0, count: BackupFormat.blockHeaderSize)
@@ -124,10 +124,10 @@ struct BackupReader {
             let at = offset
             let blockNumber = number
             guard let (kind, payload) = try next() else {
-                throw StorageError(.corrupt, "the backup ends at byte \(at) without its end block (cut short?)", path: path)
+                throw StorageError(.corrupt, "\(path): the backup ends at byte \(at) without its end block (cut short?)", path: path)
             }
             func corrupt(_ message: String) -> StorageError {
-                StorageError(.corrupt, "block \(blockNumber) at byte \(at): \(message)", path: path)
+                StorageError(.corrupt, "\(path): block \(blockNumber) at byte \(at): \(message)", path: path)
             }
             switch kind {
             case .info:

@@ -101,12 +101,12 @@ public final class BackupWriter {
         payload.appendLE(UInt32(summary.trees))
         payload.appendLE(summary.entries)
         payload.appendLE(blocks)
+        summary.blocks = blocks
         try block(.end, payload)
         try writeOutput()
         try file.sync()
         try file.close()
         finished = true
-        summary.blocks = blocks
         summary.bytes = offset
         return summary
     }
