@@ -296,16 +296,23 @@ public struct ImportPlan: Sendable {
     }
 
     /// What the inserts leave to set afterwards, in order: links without an inverse to later
-    /// objects, and every ordered to-many with a later member (set whole, in its order).
+    /// objects, and every ordered to-many whose order the inserts do not give by themselves
+    /// (they give the members before the owner in the list's order, then the later ones in the
+    /// order they are inserted, each appended by its own insert through the inverse).
     public var fixUps: [(object: Int, field: Int)] {
         var out: [(Int, Int)] = []
         for i in order {
             let entity = model[objects[i].entity]
             for (field, targets) in objects[i].links.sorted(by: { $0.key < $1.key }) {
-                guard case .relationship(let r) = entity.properties[field], targets.contains(where: { position[$0] > position[i] }) else {
-                    continue
+                guard case .relationship(let r) = entity.properties[field] else { continue }
+                let later = targets.filter { position[$0] > position[i] }
+                guard !later.isEmpty else { continue }
+                if r.inverse == nil {
+                    out.append((i, field))
+                } else if r.isOrdered {
+                    let given = targets.filter { position[$0] < position[i] } + later.sorted { position[$0] < position[$1] }
+                    if given != targets { out.append((i, field)) }
                 }
-                if r.inverse == nil || r.isOrdered { out.append((i, field)) }
             }
         }
         return out
