@@ -19,6 +19,15 @@ struct BackupArchiveTests {
         return try writer.finish()
     }
 
+    /// The whole file at `path`.
+    static func bytes(of path: String, _ fs: any FileSystem) throws -> [UInt8] {
+        let file = try fs.open(path, options: .readOnly)
+        defer { try? file.close() }
+        var bytes = [UInt8](repeating: 0, count: Int(try file.size()))
+        try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
+        return bytes
+    }
+
     @Test("a backup restores to the snapshot's contents, compacted; writes after the snapshot are not in it")
     func roundTrip() throws {
         let fs = InMemoryFileSystem()
@@ -56,10 +65,7 @@ struct BackupArchiveTests {
         }
         _ = try Self.backup(store, to: "/b", fs)
         try store.close()
-        let file = try fs.open("/b", options: .readOnly)
-        var bytes = [UInt8](repeating: 0, count: Int(try file.size()))
-        try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
-        try file.close()
+        let bytes = try Self.bytes(of: "/b", fs)
         func refused(_ damaged: [UInt8], _ what: String) throws {
             let path = "/damaged"
             if fs.fileExists(path) { try fs.remove(path) }
@@ -93,10 +99,7 @@ struct BackupArchiveTests {
         let expected = try CompactionTests.fillAndThin(store, keys: 1_500)
         _ = try Self.backup(store, to: "/b", source)
         try store.close()
-        let backupFile = try source.open("/b", options: .readOnly)
-        var bytes = [UInt8](repeating: 0, count: Int(try backupFile.size()))
-        try bytes.withUnsafeMutableBytes { try backupFile.readFully(into: $0, at: 0) }
-        try backupFile.close()
+        let bytes = try Self.bytes(of: "/b", source)
         func fresh() throws -> CrashSimulatingFileSystem {
             let fs = CrashSimulatingFileSystem(files: ["/b": bytes])
             try fs.createDirectory("/r")

@@ -15,13 +15,7 @@ enum ItemModel {
               { "name": "payload", "type": "string" } ] } ] }
         """
 
-    static let model: Model = {
-        do {
-            return try ModelLoader.load(text: text)
-        } catch {
-            fatalError("the item model does not load: \(error)")
-        }
-    }()
+    static let model = load(text)
 
     static var item: Entity { model.entity(named: "Item")! }  // safe: in the text above
 

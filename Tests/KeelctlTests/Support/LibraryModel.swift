@@ -5,6 +5,15 @@
 import KeelModel
 import Testing
 
+/// A model of the tests, from its text (which must load).
+func load(_ text: String) -> Model {
+    do {
+        return try ModelLoader.load(text: text)
+    } catch {
+        fatalError("a test model does not load: \(error)")
+    }
+}
+
 enum LibraryModel {
     static let text = """
         { "name": "Library", "version": 1, "entities": [
@@ -27,13 +36,7 @@ enum LibraryModel {
         ] }
         """
 
-    static let model: Model = {
-        do {
-            return try ModelLoader.load(text: text)
-        } catch {
-            fatalError("the test model does not load: \(error)")
-        }
-    }()
+    static let model = load(text)
 
     static var author: Entity { model.entity(named: "Author")! }  // safe: in the text above
     static var book: Entity { model.entity(named: "Book")! }  // safe: in the text above
