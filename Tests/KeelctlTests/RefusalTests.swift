@@ -48,3 +48,26 @@ struct RefusalTests {
         }
     }
 }
+
+@Suite("keelctl progress")
+struct ProgressTests {
+    @Test("long work draws progress on a terminal and erases it; on anything else standard error stays empty")
+    func progressOnTerminal() throws {
+        let w = try Workspace()
+        defer { w.cleanUp() }
+        try w.withStore { store in try LibraryModel.fill(store, authors: 5, booksEach: 5) }
+        for command in [["verify"], ["compact"], ["backup", "b1"], ["export", "--out", "e.jsonl"]] {
+            let terminal = try Keelctl.runOnTerminal(command + ["--data", "data"], in: w.path)
+            #expect(terminal.status == 0, "\(command): \(terminal)")
+            #expect(terminal.terminal.contains("] 100%"), "\(command) draws a bar: \(terminal.terminal.debugDescription)")
+            #expect(terminal.terminal.hasSuffix("\r\u{1B}[K"), "\(command) erases it at the end: \(terminal.terminal.debugDescription)")
+            let quiet = try w.keelctl(arguments: command.map { $0 == "b1" ? "b2" : $0 == "e.jsonl" ? "f.jsonl" : $0 } + ["--data", "data"])
+            #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(command): \(quiet)")
+        }
+        for command in [["import", "--data", "imported", "--model", "model.json", "e.jsonl"], ["restore", "--data", "restored", "b1"]] {
+            let terminal = try Keelctl.runOnTerminal(command, in: w.path)
+            #expect(terminal.status == 0, "\(command): \(terminal)")
+            #expect(terminal.terminal.contains("] 100%") && terminal.terminal.hasSuffix("\r\u{1B}[K"), "\(command): \(terminal.terminal.debugDescription)")
+        }
+    }
+}

@@ -49,7 +49,8 @@ public final class BackupWriter {
     }
 
     /// Appends every tree of the store `snapshot` pins, as the store `name`. Reports the bytes of
-    /// entries written against `estimate` (the store's live page bytes, say).
+    /// entries written against `estimate` (the store's live page bytes, say), and all of them as
+    /// done at the end.
     public func add(
         store name: String, snapshot: Snapshot, estimate: UInt64 = 0, progress: ProgressHandler = { _ in }
     ) throws(StorageError) {
@@ -90,7 +91,7 @@ public final class BackupWriter {
         } catch {
             throw StorageError(.io, "reading the snapshot of \(name) failed", cause: error)
         }
-        progress(WorkProgress(task: task, done: written, total: max(estimate, written)))
+        progress(WorkProgress(task: task, done: written, total: written))
     }
 
     /// Writes the end block, syncs and closes the file. Returns what the backup holds.

@@ -48,6 +48,8 @@ struct Export: AsyncParsableCommand {
                             if n % 1000 == 0 { bar.report(WorkProgress(task: "exporting", done: UInt64(n), total: UInt64(all))) }
                         }
                     }
+                    let n = UInt64(done.load(ordering: .relaxed))
+                    bar.report(WorkProgress(task: "exporting", done: n, total: n))
                 }
                 return done.load(ordering: .relaxed)
             }

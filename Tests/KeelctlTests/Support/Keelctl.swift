@@ -121,3 +121,41 @@ final class Workspace {
 
     func write(_ name: String, _ text: String) throws { try text.write(toFile: file(name), atomically: true, encoding: .utf8) }
 }
+
+extension Keelctl {
+    /// Runs keelctl with its standard error on a pseudo-terminal (so it draws progress); returns
+    /// what it wrote there.
+    static func runOnTerminal(_ arguments: [String], in directory: String) throws -> (status: Int32, terminal: String) {
+        // posix_openpt and friends are not in the Glibc module; their Linux ioctls are.
+        let (TIOCGPTN, TIOCSPTLCK): (UInt, UInt) = (0x8004_5430, 0x4004_5431)
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, TIOCSPTLCK, &unlock) == 0, ioctl(master, TIOCGPTN, &number) == 0 else {
+            throw KeelctlError("no pseudo-terminal: \(String(cString: strerror(errno)))")
+        }
+        defer { close(master) }
+        let slave = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        guard slave >= 0 else { throw KeelctlError("cannot open the pseudo-terminal's other side") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(fileDescriptor: slave, closeOnDealloc: true)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 100) > 0 {
+                let n = read(master, &buffer, buffer.count)
+                if n > 0 { bytes.append(contentsOf: buffer[..<n]); continue }
+            }
+            if !process.isRunning { break }
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: bytes, as: UTF8.self))
+    }
+}
