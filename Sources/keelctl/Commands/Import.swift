@@ -14,13 +14,16 @@ struct Import: AsyncParsableCommand {
             (--key, default "$id") holds its key (a string or an integer, unique within its entity \
             hierarchy), attributes take their wire values, a to-one relationship takes the key of \
             another object of the file (or null), a to-many an array of keys; either side of a link \
-            may be written. What `keelctl export` writes is such a file.
+            may be written. References go only to objects of the same file. What `keelctl export` \
+            writes is such a file.
 
             Everything is checked before anything is written; each problem is named by its line \
             and field. Objects are then inserted in saves of --chunk objects (those that others \
             require first), with a progress bar. If a save fails, the saves already made are undone \
             and the error names the lines of the objects it concerns: nothing is left half-imported. \
-            FILE "-" reads standard input.
+            FILE "-" reads standard input. Online (--socket), inserts go through keeld's \
+            BATCH.INSERT, one entity per save; a cycle of required relationships must then be \
+            imported offline.
             """)
 
     @OptionGroup var location: Location
