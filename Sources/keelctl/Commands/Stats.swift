@@ -9,7 +9,8 @@ struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Prints objects per entity, pages used and free, file and log bytes, and the compression ratio.",
         discussion: """
-            The figures come from one snapshot. Walking every tree for the entries, data bytes and \
+            The figures come from one snapshot; offline, the folder is opened without writing a \
+            byte (so the log bytes are the log file as keeld left it). Walking every tree for the entries, data bytes and \
             compression ratio reads each page once; --quick leaves that out. The compression ratio is \
             the bytes of values as stored in pages over the bytes they hold (values of overflow pages \
             are compressed with LZ4 when that saves an eighth).
@@ -24,7 +25,7 @@ struct Stats: AsyncParsableCommand {
     var quick = false
 
     func run() async throws {
-        let stats = try await location.run { try await $0.statistics(contents: !quick) }
+        let stats = try await location.run(readOnly: true) { try await $0.statistics(contents: !quick) }
         if json {
             print(stats.serialized())
             return

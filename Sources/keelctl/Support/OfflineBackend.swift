@@ -16,10 +16,10 @@ final class OfflineBackend: Backend {
     }
 
     /// Opens the store of `folder`; releases the folder when it cannot.
-    convenience init(folder: OfflineFolder) throws(Failure) {
+    convenience init(folder: OfflineFolder, readOnly: Bool = false) throws(Failure) {
         let store: ObjectStore
         do throws(Failure) {
-            store = try folder.open()
+            store = try folder.open(readOnly: readOnly)
         } catch {
             folder.release()
             throw error

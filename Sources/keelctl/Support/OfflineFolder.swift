@@ -61,8 +61,11 @@ final class OfflineFolder: Sendable {
         }
     }
 
-    /// Opens the object store (recovering what a crash left in its logs).
-    func open() throws(Failure) -> ObjectStore {
+    /// Opens the object store, recovering what a crash left in its logs — or, `readOnly`,
+    /// without writing a byte (no recovery of an interrupted multi-store save, no log growth).
+    func open(readOnly: Bool = false) throws(Failure) -> ObjectStore {
+        var options = self.options
+        options.storage.readOnly = readOnly
         do throws(KeelError) {
             return try ObjectStore.open(directory: directory, model: model, options: options)
         } catch {
