@@ -20,6 +20,9 @@ let package = Package(
         .library(name: "KeelClient", targets: ["KeelClient"]),
         .executable(name: "keeld", targets: ["keeld"]),
         .executable(name: "keelctl", targets: ["keelctl"]),
+        // For the integration tests and the client benchmark: a real keeld on a temporary
+        // socket, and a raw line client. Not part of the product an application uses.
+        .library(name: "KeelTestSupport", targets: ["KeelTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -111,6 +114,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
             ],
             swiftSettings: strict
         ),
@@ -130,13 +134,28 @@ let package = Package(
         // keelctl's tests run the built binary (.build/debug/keelctl) on stores made in-process.
         .testTarget(
             name: "KeelctlTests",
-            dependencies: ["KeelModel", "KeelStorage", "KeelProtocol"],
+            dependencies: ["KeelModel", "KeelStorage", "KeelProtocol", "KeelTestSupport"],
+            swiftSettings: strict
+        ),
+        // What every integration suite shares: the real keeld binary started on a temporary
+        // socket (Keeld), a raw line client (LineClient), writer threads (LoadClients). A regular
+        // target so that several test targets can use one copy.
+        .target(
+            name: "KeelTestSupport",
+            dependencies: ["KeelModel", "KeelProtocol"],
+            path: "Tests/KeelTestSupport",
             swiftSettings: strict
         ),
         // Integration tests: the real keeld binary on a temporary socket.
         .testTarget(
             name: "KeelServerTests",
-            dependencies: ["KeelServer", "KeelProtocol"],
+            dependencies: ["KeelServer", "KeelProtocol", "KeelTestSupport"],
+            swiftSettings: strict
+        ),
+        // The client against a live keeld: the connection, streams, deadlines, the remote context.
+        .testTarget(
+            name: "KeelClientTests",
+            dependencies: ["KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport"],
             swiftSettings: strict
         ),
     ]

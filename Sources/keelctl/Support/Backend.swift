@@ -40,8 +40,8 @@ extension Location {
     /// stores unless `creating`; opened without writing when `readOnly`); online, a connection
     /// to keeld.
     func backend(creating: Bool = false, readOnly: Bool = false) async throws(Failure) -> any Backend {
-        if socket != nil {
-            throw Failure("TEMPORARY: online mode is being written")
+        if let socket {
+            return try await OnlineBackend.connect(socket)
         }
         return try OfflineBackend(folder: OfflineFolder.acquire(self, creating: creating), readOnly: readOnly)
     }
