@@ -44,6 +44,10 @@ struct OnlineTests {
         #expect(missing.isEmpty, "acknowledged saves missing after online compaction: \(missing.sorted().prefix(5))")
         let verify = try w.keelctl("verify", "--socket", keeld.socketPath)
         #expect(verify.status == 0 && verify.stdout.hasPrefix("clean: 2 store files, "), "\(verify)")
+        // On a terminal, what is awaited and for how long (keeld reports no progress), then erased.
+        let terminal = try Keelctl.runOnTerminal(["compact", "--socket", keeld.socketPath], in: w.path)
+        #expect(terminal.status == 0 && terminal.terminal.contains("compacting (0 s)") && terminal.terminal.hasSuffix("\r\u{1B}[K"),
+                "\(terminal.terminal.debugDescription)")
         print("OnlineTests: \(compactions) compactions through keelctl while \(record.acknowledged.count) saves were acknowledged")
     }
 
