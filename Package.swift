@@ -18,7 +18,10 @@ let package = Package(
         .library(name: "KeelProtocol", targets: ["KeelProtocol"]),
         .library(name: "KeelServer", targets: ["KeelServer"]),
         .library(name: "KeelClient", targets: ["KeelClient"]),
+        .library(name: "KeelCodegen", targets: ["KeelCodegen"]),
         .executable(name: "keeld", targets: ["keeld"]),
+        .executable(name: "keelctl", targets: ["keelctl"]),
+        .executable(name: "keel-example", targets: ["keel-example"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -105,7 +108,51 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Collections", package: "swift-collections"),
             ],
+            swiftSettings: strict
+        ),
+        // `keelctl codegen`: a model → one Swift file per entity for the typed client API.
+        .target(
+            name: "KeelCodegen",
+            dependencies: ["KeelModel"],
+            swiftSettings: strict
+        ),
+        // keelctl: the admin tool (spec/cli.md); one file per command.
+        .executableTarget(
+            name: "keelctl",
+            dependencies: [
+                "KeelCodegen",
+                "KeelModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // The code `keelctl codegen` makes from config/model.json: the sample entities that
+        // keel-example and the client tests use (a test regenerates it and compares).
+        .target(
+            name: "KeelSampleModel",
+            dependencies: ["KeelClient"],
+            swiftSettings: strict
+        ),
+        // The classic Core Data tutorial flows on the sample model, against keeld or embedded.
+        .executableTarget(
+            name: "keel-example",
+            dependencies: [
+                "KeelClient",
+                "KeelSampleModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "KeelCodegenTests",
+            dependencies: ["KeelCodegen", "KeelModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "KeelClientTests",
+            dependencies: ["KeelClient", "KeelSampleModel", "KeelProtocol"],
             swiftSettings: strict
         ),
         // Integration tests: the real keeld binary on a temporary socket.

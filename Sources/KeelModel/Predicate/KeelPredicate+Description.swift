@@ -94,8 +94,9 @@ extension PredicateKeyPath: CustomStringConvertible {
         return parts.joined(separator: ".")
     }
 
-    /// A key as the lexer reads it back: `#` before keywords.
-    static func escapedKey(_ name: String) -> String {
+    /// A key as the lexer reads it back: `#` before keywords (`#in`). Programs that write
+    /// predicate text (the typed client's keys) escape their keys with it.
+    public static func escapedKey(_ name: String) -> String {
         PredicateKeyword.byName[name.uppercased()] == nil ? name : "#" + name
     }
 }

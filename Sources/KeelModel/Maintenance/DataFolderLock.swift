@@ -1,7 +1,11 @@
-// The data folder's exclusive lock (spec/protocol.md, "Security": two daemons never open the
-// same data folder). `DATA/keeld.lock` is held with `flock(LOCK_EX | LOCK_NB)` for the daemon's
-// whole life; the kernel drops it when the process dies, even by SIGKILL, so a crash never
-// leaves the folder locked. The holder's pid is written into the file for the refusal message.
+// A data folder's exclusive lock (spec/protocol.md, "Security": two daemons never open the
+// same data folder; spec/cli.md: offline tools are refused while a daemon holds it).
+// `DATA/keeld.lock` is held with `flock(LOCK_EX | LOCK_NB)` for the holder's whole life; the
+// kernel drops it when the process dies, even by SIGKILL, so a crash never leaves the folder
+// locked. The holder's pid is written into the file for the refusal message.
+//
+// Lock file layout: the holder's pid in decimal ASCII followed by LF (advisory, for messages
+// only; the flock is what excludes). The file stays after release, for the next holder.
 
 #if canImport(Glibc)
 import Glibc
@@ -19,24 +23,28 @@ public final class DataFolderLock: Sendable {
         self.descriptor = descriptor
     }
 
-    /// Creates the folder when missing (0700 for each folder made) and takes its lock, or
-    /// throws the one-line reason another daemon holds it.
-    public static func acquire(directory: String) throws(StartupFailure) -> DataFolderLock {
+    /// Creates the folder when missing (0700 for each folder made) and takes its lock. Throws
+    /// `BUSY` when another process holds it (naming its pid), `IO` when the lock file cannot be
+    /// made.
+    public static func acquire(directory: String) throws(KeelError) -> DataFolderLock {
         try FileSystemSupport.makeDirectories(directory, mode: 0o700)
         let path = directory + "/keeld.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw StartupFailure("cannot open the lock file \(path): \(FileSystemSupport.errnoText())")
+            throw KeelError(.io, "cannot open the lock file \(path): \(FileSystemSupport.errnoText())")
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             let holder = readHolder(fd)
             close(fd)
             if code == EWOULDBLOCK {
-                let who = holder.map { " (pid \($0))" } ?? ""
-                throw StartupFailure("the data folder \(directory) is in use by another keeld\(who)")
+                let who = holder.map { "pid \($0): " } ?? ""
+                throw KeelError(
+                    .busy,
+                    "the data folder \(directory) is in use by another process (\(who)a keeld, or an application with the store open embedded)",
+                    details: holder.map { ["pid": .int(Int64($0))] })
             }
-            throw StartupFailure("cannot lock \(path): \(FileSystemSupport.errnoText(code))")
+            throw KeelError(.io, "cannot lock \(path): \(FileSystemSupport.errnoText(code))")
         }
         let text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
@@ -52,7 +60,7 @@ public final class DataFolderLock: Sendable {
         return Int(String(decoding: digits, as: UTF8.self))
     }
 
-    /// Drops the lock (the file stays, for the next daemon).
+    /// Drops the lock (the file stays, for the next holder).
     public func release() {
         _ = flock(descriptor, LOCK_UN)
         close(descriptor)
