@@ -54,6 +54,19 @@ struct FetchPlanTests {
         #expect(try c.count(design) == 0)
     }
 
+    @Test("SELF == %@ and SELF IN %@ (a key path of no steps) are planned as filters, not columns")
+    func selfComparisons() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let one = data.employees[0]
+        let request = FetchRequest(entity: "Employee", predicate: "SELF == %@", args: [.string(one.text(in: data.model))])
+        #expect(try c.fetch(request).map(\.id) == [one])
+        #expect(try c.explain(request).hasPrefix("SCAN Employee → filter: SELF =="))
+        let two = FetchRequest(
+            entity: "Employee", predicate: "SELF IN %@", args: [.array(data.employees.prefix(2).map { .string($0.text(in: data.model)) })])
+        #expect(try c.count(two) == 2)
+    }
+
     @Test("pending inserts, updates and deletes are seen, with and without an index, in sort order")
     func pendingChanges() throws {
         let data = try FetchTestData()
