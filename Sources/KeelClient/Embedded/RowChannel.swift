@@ -22,6 +22,8 @@ final class RowChannel: Sendable {
         var reader: CheckedContinuation<JSON?, any Error>?
         /// The reader went away: the fetch stops.
         var abandoned = false
+        /// The most rows that ever waited (for tests: never above `capacity`).
+        var highWater = 0
     }
 
     /// Guards everything between the fetch and its reader.
@@ -46,6 +48,7 @@ final class RowChannel: Sendable {
                 return (true, false)
             }
             s.rows.append(row)
+            s.highWater = max(s.highWater, s.rows.count)
             return (true, s.rows.count >= capacity)
         }
         guard keepGoing else { return false }
@@ -60,6 +63,9 @@ final class RowChannel: Sendable {
         }
         return !stopped && !state.withLock { $0.abandoned }
     }
+
+    /// The most rows that ever waited for the reader.
+    var highWater: Int { state.withLock { $0.highWater } }
 
     /// Producer: the fetch ended (with `failure`, or complete).
     func finish(_ failure: (any Error)?) {
