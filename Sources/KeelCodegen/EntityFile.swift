@@ -119,7 +119,7 @@ struct EntityFile {
             lines.append("    self.\(SwiftNames.written(property.name)) = \(SwiftNames.written(property.name))")
         }
         if let parent = entity.parent {
-            let inherited = model[parent].properties.map { "\(SwiftNames.written($0.name)): \(SwiftNames.written($0.name))" }
+            let inherited = model[parent].properties.map { "\(SwiftNames.label($0.name)): \(SwiftNames.written($0.name))" }
             lines.append("    super.init(\(inherited.joined(separator: ", ")))")
         } else {
             lines.append("    super.init()")

@@ -41,6 +41,13 @@ enum SwiftNames {
         return keywords.contains(member) ? "`\(member)`" : member
     }
 
+    /// The member name as an argument label in a call: keywords need no backticks there (but
+    /// `inout`, `var` and `let`).
+    static func label(_ name: String) -> String {
+        let member = member(name)
+        return ["inout", "var", "let"].contains(member) ? "`\(member)`" : member
+    }
+
     /// `employees` → `Employees`, for `addToEmployees`.
     static func capitalized(_ name: String) -> String {
         name.prefix(1).uppercased() + name.dropFirst()
