@@ -39,6 +39,20 @@ final class EmbeddedStore: Sendable {
         self.options = options
     }
 
+    /// A store dropped without `closeStore()` (no context of it is left): closed here, so the
+    /// data folder is not left locked for the rest of the process.
+    deinit {
+        if markClosed() {
+            do throws(KeelError) {
+                if let failure = try folder.close() {
+                    options.logger.error("checkpoint at close failed", metadata: ["error": "\(failure)"])
+                }
+            } catch {
+                options.logger.error("closing the store failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     var model: Model { folder.model }
 
     /// Throws once the store is closed.

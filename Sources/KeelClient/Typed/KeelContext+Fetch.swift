@@ -20,8 +20,7 @@ extension KeelContext {
     public func fetch<E: KeelObject>(_ request: KeelFetchRequest<E>) -> FetchResults<E> {
         let core = store
         return FetchResults(backend: backend, request: request.json()) { (json) throws(KeelError) -> E in
-            try core.check(E.self)
-            return try KeelObject.make(json, as: E.self)
+            try KeelObject.make(json, as: E.self, check: core.check)
         }
     }
 

@@ -112,7 +112,7 @@ public final class KeelContext: Sendable {
     ) async throws(KeelError) -> E {
         try store.check(E.self)
         let json = try await backend.get(id.text, include: including.map(\.includeName))
-        return try KeelObject.make(json, as: E.self)
+        return try KeelObject.make(json, as: E.self, check: store.check)
     }
 
     /// As `get`, nil when the object does not exist in this context (or is deleted).
@@ -132,7 +132,7 @@ public final class KeelContext: Sendable {
         try store.check(R.self)
         try store.check(T.self)
         let json = try await backend.get(id.text, include: [property.name])
-        return try KeelObject.make(json, as: R.self).embedded(property.name, as: T.self)
+        return try KeelObject.make(json, as: R.self, check: store.check).embedded(property.name, as: T.self)
     }
 
     // MARK: Relationships by ID

@@ -192,13 +192,17 @@ open class KeelObject: KeelEntity, CustomStringConvertible {
         anyObjectID?.text ?? "a new \(Self.entity.name)"
     }
 
-    /// An object of `T` (or of the sub-entity the row names) from a reply object.
-    static func make<T: KeelObject>(_ json: JSON, as type: T.Type) throws(KeelError) -> T {
+    /// An object of `T` (or of the sub-entity the row names) from a reply object; `check` vets
+    /// the class chosen before it reads the row (the store's model check).
+    static func make<T: KeelObject>(
+        _ json: JSON, as type: T.Type, check: (KeelObject.Type) throws(KeelError) -> Void = { _ in }
+    ) throws(KeelError) -> T {
         let row = try KeelRow(json)
         guard let concrete = T.concreteType(forEntity: row.entityName) else {
             throw KeelError(
                 .type, "\(row.id.text) is not a \(T.entity.name) (the reply names entity \(row.entityName))")
         }
+        try check(concrete)
         guard let object = try concrete.init(row: row) as? T else {
             throw KeelError(.internal, "\(concrete) is not a subclass of \(T.self)")
         }

@@ -40,6 +40,20 @@ struct EmbeddedBackendTests {
         try await fine.close()
     }
 
+    @Test("a store dropped without close() closes itself: the folder is not left locked")
+    func droppedStore() async throws {
+        let folder = try TestPaths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        do {
+            let store = try await KeelStore.open(dataFolder: folder + "/data", model: TestPaths.model)
+            try await store.mainContext.insert(Student(name: "Han"))
+            try await store.mainContext.save()
+        }
+        let again = try await KeelStore.open(dataFolder: folder + "/data", model: TestPaths.model)
+        #expect(try await again.mainContext.count(Student.self) == 1)
+        try await again.close()
+    }
+
     @Test("context names are unique while open; a closed context answers NO_SUCH_CONTEXT")
     func names() async throws {
         try await withStore(.embedded) { store in
