@@ -151,6 +151,25 @@ struct TypedObjectTests {
         }
     }
 
+    @Test("a json attribute holds a Codable value (Core Data's transformable)", arguments: BackendKind.allCases)
+    func codableJSON(_ kind: BackendKind) async throws {
+        struct Specs: Codable, Equatable {
+            var cpu: String
+            var cores: Int
+            var tags: [String]
+        }
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            let specs = Specs(cpu: "x86-64", cores: 8, tags: ["fast", "quiet"])
+            let computer = try await context.insert(Computer(id: UUID(), specs: try JSON(encoding: specs)))
+            try await context.save()
+            let read = try await context.get(try #require(computer.objectID))
+            #expect(try read.specs?.decode(Specs.self) == specs)
+            let wrong = #expect(throws: KeelError.self) { _ = try read.specs?.decode([Int].self) }
+            #expect(wrong?.code == .type)
+        }
+    }
+
     @Test("an object's description shows its ID and values")
     func description() {
         let d = Department(name: "Ops", code: 3)
