@@ -68,7 +68,7 @@ final class TypedStore {
 
 /// Runs `body` with a fresh store of `kind`, then closes and verifies it (also when `body` throws).
 func withStore(
-    _ kind: BackendKind, options: EmbeddedStoreOptions = EmbeddedStoreOptions(),
+    _ kind: BackendKind, options: EmbeddedStoreOptions = EmbeddedStoreOptions(), isolation: isolated (any Actor)? = #isolation,
     _ body: (KeelStore) async throws -> Void
 ) async throws {
     let fixture = try await TypedStore.open(kind, options: options)

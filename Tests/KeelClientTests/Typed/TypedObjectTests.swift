@@ -170,6 +170,25 @@ struct TypedObjectTests {
         }
     }
 
+    @Test("objects stay in the caller's isolation: the API works from the main actor", arguments: BackendKind.allCases)
+    @MainActor
+    func mainActor(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            let student = try await context.insert(Student(name: "Han", grade: 3))
+            student.grade = 4
+            try await context.update(student)
+            try await context.save()
+            var names: [String] = []
+            for try await s in context.fetch(Student.self, sortedBy: .ascending(\.name)) { names.append(s.name) }
+            let all = try await context.fetch(Student.self).collect()
+            let again = try await context.get(try #require(student.objectID))
+            #expect(names == ["Han"])
+            #expect(all.count == 1)
+            #expect(again.grade == 4)
+        }
+    }
+
     @Test("an object's description shows its ID and values")
     func description() {
         let d = Department(name: "Ops", code: 3)
