@@ -49,7 +49,7 @@ struct StartupTests {
         ])
         #expect(refusal.status == 1)
         #expect(refusal.stderr.split(separator: "\n").count == 1)
-        #expect(refusal.stderr.contains("in use by another process (pid \(first.pid):"))
+        #expect(refusal.stderr.contains("in use by another keeld (pid \(first.pid))"))
         #expect(try first.connect().request("p PING").isOK)
     }
 

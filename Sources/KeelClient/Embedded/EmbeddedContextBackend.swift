@@ -40,7 +40,8 @@ public final class EmbeddedContextBackend: ContextBackend {
             thread.submit {
                 do throws(DataFolderError) {
                     let folder = try DataFolder.open(
-                        directory: dataFolder, modelPath: modelPath, options: options.store, logger: options.logger)
+                        directory: dataFolder, modelPath: modelPath, options: options.store, program: EmbeddedStore.program,
+                        logger: options.logger)
                     let store = EmbeddedStore(folder: folder, options: options)
                     done.resume(returning: .success((store, ConfinedContext(store: store, thread: thread, parent: nil, mergePolicy: .error))))
                 } catch {

@@ -23,6 +23,9 @@ public struct EmbeddedStoreOptions: Sendable {
 }
 
 final class EmbeddedStore: Sendable {
+    /// How the data folder's lock names an embedded holder to a keeld or keelctl it refuses.
+    static let program = "application (KeelClient, embedded)"
+
     let folder: DataFolder
     let options: EmbeddedStoreOptions
 

@@ -31,31 +31,32 @@ public final class DataFolder: Sendable {
         case lock, model, store
     }
 
-    /// Locks `directory` (created when missing), loads the model file at `modelPath`, opens the
-    /// store. Throws the step that failed and its error.
+    /// Locks `directory` (created when missing) for `program` (named to the next would-be
+    /// holder), loads the model file at `modelPath`, opens the store. Throws the step that failed
+    /// and its error.
     public static func open(
-        directory: String, modelPath: String, options: ObjectStoreOptions = ObjectStoreOptions(),
+        directory: String, modelPath: String, options: ObjectStoreOptions = ObjectStoreOptions(), program: String = "keeld",
         logger: Logger = Logger(label: "keel.objects")
     ) throws(DataFolderError) -> DataFolder {
-        try open(directory: directory, options: options, logger: logger) { () throws(KeelError) in
+        try open(directory: directory, options: options, program: program, logger: logger) { () throws(KeelError) in
             try ModelLoader.load(path: modelPath)
         }
     }
 
     /// As `open(directory:modelPath:…)` with a model already loaded.
     public static func open(
-        directory: String, model: Model, options: ObjectStoreOptions = ObjectStoreOptions(),
+        directory: String, model: Model, options: ObjectStoreOptions = ObjectStoreOptions(), program: String = "keeld",
         logger: Logger = Logger(label: "keel.objects")
     ) throws(DataFolderError) -> DataFolder {
-        try open(directory: directory, options: options, logger: logger) { () throws(KeelError) in model }
+        try open(directory: directory, options: options, program: program, logger: logger) { () throws(KeelError) in model }
     }
 
     private static func open(
-        directory: String, options: ObjectStoreOptions, logger: Logger, model load: () throws(KeelError) -> Model
+        directory: String, options: ObjectStoreOptions, program: String, logger: Logger, model load: () throws(KeelError) -> Model
     ) throws(DataFolderError) -> DataFolder {
         let lock: DataFolderLock
         do throws(KeelError) {
-            lock = try DataFolderLock.acquire(directory: directory)
+            lock = try DataFolderLock.acquire(directory: directory, program: program)
         } catch {
             throw DataFolderError(step: .lock, error: error, directory: directory)
         }

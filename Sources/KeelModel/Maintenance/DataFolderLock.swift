@@ -1,11 +1,11 @@
-// A data folder's exclusive lock (spec/protocol.md, "Security": two daemons never open the
-// same data folder; spec/cli.md: offline tools are refused while a daemon holds it).
-// `DATA/keeld.lock` is held with `flock(LOCK_EX | LOCK_NB)` for the holder's whole life; the
-// kernel drops it when the process dies, even by SIGKILL, so a crash never leaves the folder
-// locked. The holder's pid is written into the file for the refusal message.
+// The data folder's exclusive lock (spec/protocol.md, "Security": two daemons never open the
+// same data folder; spec/cli.md: keelctl's offline commands are refused while a daemon holds the
+// folder). `DATA/keeld.lock` is held with `flock(LOCK_EX | LOCK_NB)` for the holder's whole
+// life — keeld for as long as it serves, keelctl for one offline command — and the kernel drops
+// it when the process dies, even by SIGKILL, so a crash never leaves the folder locked.
 //
-// Lock file layout: the holder's pid in decimal ASCII followed by LF (advisory, for messages
-// only; the flock is what excludes). The file stays after release, for the next holder.
+// The file holds one line, `PID PROGRAM` (`12345 keeld`), written after the lock is taken, for
+// the refusal message; a file holding only a pid (written by an older keeld) reads as keeld.
 
 #if canImport(Glibc)
 import Glibc
@@ -23,12 +23,16 @@ public final class DataFolderLock: Sendable {
         self.descriptor = descriptor
     }
 
-    /// Creates the folder when missing (0700 for each folder made) and takes its lock. Throws
-    /// `BUSY` when another process holds it (naming its pid), `IO` when the lock file cannot be
-    /// made.
-    public static func acquire(directory: String) throws(KeelError) -> DataFolderLock {
+    /// The lock file of a data folder.
+    public static func lockPath(of directory: String) -> String { directory + "/keeld.lock" }
+
+    /// Creates the folder when missing (0700 for each folder made) and takes its lock for
+    /// `program`, or throws: `BUSY` with the one-line reason ("the data folder DIR is in use by
+    /// another keeld (pid N)") when another process holds it, `IO` when the folder or the file
+    /// cannot be made.
+    public static func acquire(directory: String, program: String = "keeld") throws(KeelError) -> DataFolderLock {
         try FileSystemSupport.makeDirectories(directory, mode: 0o700)
-        let path = directory + "/keeld.lock"
+        let path = lockPath(of: directory)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw KeelError(.io, "cannot open the lock file \(path): \(FileSystemSupport.errnoText())")
@@ -38,26 +42,28 @@ public final class DataFolderLock: Sendable {
             let holder = readHolder(fd)
             close(fd)
             if code == EWOULDBLOCK {
-                let who = holder.map { "pid \($0): " } ?? ""
+                let who = holder.map { "another \($0.program) (pid \($0.pid))" } ?? "another process"
                 throw KeelError(
-                    .busy,
-                    "the data folder \(directory) is in use by another process (\(who)a keeld, or an application with the store open embedded)",
-                    details: holder.map { ["pid": .int(Int64($0))] })
+                    .busy, "the data folder \(directory) is in use by \(who)",
+                    details: holder.map { ["pid": .int(Int64($0.pid)), "program": .string($0.program)] })
             }
             throw KeelError(.io, "cannot lock \(path): \(FileSystemSupport.errnoText(code))")
         }
-        let text = Array("\(getpid())\n".utf8)
+        let text = Array("\(getpid()) \(program)\n".utf8)
         _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return DataFolderLock(path: path, descriptor: fd)
     }
 
-    private static func readHolder(_ fd: Int32) -> Int? {
-        var buffer = [UInt8](repeating: 0, count: 32)
+    private static func readHolder(_ fd: Int32) -> (pid: Int, program: String)? {
+        var buffer = [UInt8](repeating: 0, count: 64)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { return nil }
-        let digits = buffer[..<n].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-        return Int(String(decoding: digits, as: UTF8.self))
+        let line = String(decoding: buffer[..<n].prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        let parts = line.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first, let pid = Int(first) else { return nil }
+        let program = parts.count > 1 ? String(parts[1]) : "keeld"
+        return (pid, program)
     }
 
     /// Drops the lock (the file stays, for the next holder).

@@ -1,5 +1,5 @@
-// Small POSIX helpers for opening data folders and sockets: folders with a mode, errno as text.
-// Shared by the data-folder lock (here) and keeld's socket preparation (KeelServer).
+// Small POSIX helpers shared by the programs' start-up code (keeld's socket and data folder,
+// keelctl's data folder): folders made with a mode, errno as text, a path's parent.
 
 #if canImport(Glibc)
 import Glibc
@@ -7,15 +7,15 @@ import Glibc
 import Musl
 #endif
 
-public enum FileSystemSupport {
-    /// `strerror(code)` (of `errno` when nil).
-    public static func errnoText(_ code: Int32? = nil) -> String {
-        String(cString: strerror(code ?? errno))
+package enum FileSystemSupport {
+    /// `strerror(code)`.
+    package static func errnoText(_ code: Int32 = errno) -> String {
+        String(cString: strerror(code))
     }
 
     /// Creates `path` and its missing parents, each made with `mode`; existing folders keep
-    /// theirs. Throws `IO` naming the folder that cannot be made.
-    public static func makeDirectories(_ path: String, mode: UInt32) throws(KeelError) {
+    /// theirs. Throws `IO` naming the folder that could not be made.
+    package static func makeDirectories(_ path: String, mode: UInt32) throws(KeelError) {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
@@ -30,7 +30,7 @@ public enum FileSystemSupport {
     }
 
     /// The folder part of a path ("." for a bare name).
-    public static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

@@ -21,7 +21,7 @@ struct EmbeddedBackendTests {
             _ = try await KeelStore.open(dataFolder: folder + "/data", model: TestPaths.model)
         }
         #expect(busy?.code == .busy)
-        #expect(busy?.message.contains("is in use by another process (pid \(getpid())") == true)
+        #expect(busy?.message.contains("is in use by another application (KeelClient, embedded) (pid \(getpid()))") == true)
         try await store.close()
         // Closed: calls fail, and the folder opens again.
         let closed = await #expect(throws: KeelError.self) { _ = try await store.mainContext.count(Student.self) }
