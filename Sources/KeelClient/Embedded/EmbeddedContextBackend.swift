@@ -126,7 +126,7 @@ public final class EmbeddedContextBackend: ContextBackend {
             channel.finish(error)
             return stream
         }
-        let accepted = thread.submit { [confined] in
+        let accepted = thread.submit { [confined, thread, name] in
             let context = confined.context
             var delivered = false
             do throws(KeelError) {
@@ -137,7 +137,10 @@ public final class EmbeddedContextBackend: ContextBackend {
                         return channel.push(row.json(in: context.model))
                     }
                 }
-                channel.finish(nil)
+                // Cut short because the thread is ending (not because the reader left): an error,
+                // never a short result that looks whole.
+                let cut = thread.isStopping && !channel.isAbandoned
+                channel.finish(cut ? KeelError(.noSuchContext, "the context \"\(name)\" closed during the fetch") : nil)
             } catch {
                 channel.finish(error)
             }

@@ -64,6 +64,9 @@ final class RowChannel: Sendable {
         return !stopped && !state.withLock { $0.abandoned }
     }
 
+    /// Whether the reader went away.
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
     /// The most rows that ever waited for the reader.
     var highWater: Int { state.withLock { $0.highWater } }
 
