@@ -22,6 +22,9 @@ let package = Package(
         .executable(name: "keeld", targets: ["keeld"]),
         .executable(name: "keelctl", targets: ["keelctl"]),
         .executable(name: "keel-example", targets: ["keel-example"]),
+        // For the integration tests and the client benchmark: a real keeld on a temporary
+        // socket, and a raw line client. Not part of the product an application uses.
+        .library(name: "KeelTestSupport", targets: ["KeelTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -160,15 +163,25 @@ let package = Package(
             exclude: ["Models"],
             swiftSettings: strict
         ),
-        .testTarget(
-            name: "KeelClientTests",
-            dependencies: ["KeelClient", "KeelSampleModel", "KeelProtocol"],
+        // What every integration suite shares: the real keeld binary started on a temporary
+        // socket (Keeld), a raw line client (LineClient), writer threads (LoadClients). A regular
+        // target so that several test targets can use one copy.
+        .target(
+            name: "KeelTestSupport",
+            dependencies: ["KeelModel", "KeelProtocol"],
+            path: "Tests/KeelTestSupport",
             swiftSettings: strict
         ),
         // Integration tests: the real keeld binary on a temporary socket.
         .testTarget(
             name: "KeelServerTests",
-            dependencies: ["KeelServer", "KeelProtocol"],
+            dependencies: ["KeelServer", "KeelProtocol", "KeelTestSupport"],
+            swiftSettings: strict
+        ),
+        // The client against a live keeld: the connection, streams, deadlines, the remote context.
+        .testTarget(
+            name: "KeelClientTests",
+            dependencies: ["KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport", "KeelSampleModel"],
             swiftSettings: strict
         ),
     ]

@@ -42,5 +42,15 @@ let package = Package(
             dependencies: [.product(name: "KeelModel", package: "Keel"), "CSQLite3"],
             swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
         ),
+        // GET by ID round trips through KeelConnection against raw protocol lines on a plain
+        // socket, one connection (Docs/Performance.md, "Client"); scripts/bench-client.sh runs it.
+        .executableTarget(
+            name: "keel-client-bench",
+            dependencies: [
+                .product(name: "KeelClient", package: "Keel"), .product(name: "KeelModel", package: "Keel"),
+                .product(name: "KeelTestSupport", package: "Keel"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )

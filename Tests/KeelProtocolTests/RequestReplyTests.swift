@@ -86,3 +86,28 @@ struct RequestReplyTests {
         #expect(Set(CommandTable.all.filter(\.isAdmin).map(\.name)) == ["CHECKPOINT", "COMPACT", "VERIFY", "BACKUP"])
     }
 }
+
+@Suite("Writing request lines")
+struct RequestWritingTests {
+    @Test(
+        "a written request line parses back to the same request",
+        arguments: [
+            Request(tag: "1", command: "ping"),
+            Request(tag: "a.b:c-d_9", command: "batch.insert", arguments: ["entity": "Employee", "objects": [["name": "Kim\nLee"]]]),
+            Request(tag: String(repeating: "t", count: 32), command: "GET", arguments: ["$id": "Employee/1", "include": ["department"]]),
+        ])
+    func roundTrip(request: Request) throws {
+        let line = request.line()
+        #expect(line.hasSuffix("\n") && line.dropLast().allSatisfy { $0 != "\n" }, "one line: \(line.debugDescription)")
+        #expect(try Request.parse(Array(line.utf8.dropLast())) == request)
+    }
+
+    @Test("tags and command names are checked as the parser checks them")
+    func validity() {
+        #expect(Request.isValidTag("t1") && Request.isValidTag(String(repeating: "x", count: 32)))
+        #expect(!Request.isValidTag("") && !Request.isValidTag("a b") && !Request.isValidTag(String(repeating: "x", count: 33)))
+        #expect(!Request.isValidTag("*") && !Request.isValidTag("é"))
+        #expect(Request.isValidCommand("FETCH") && Request.isValidCommand("batch.insert"))
+        #expect(!Request.isValidCommand("") && !Request.isValidCommand("GET\nX") && !Request.isValidCommand("GÉT") && !Request.isValidCommand("A1"))
+    }
+}

@@ -3,6 +3,7 @@
 
 import Foundation
 import KeelModel
+import KeelTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -5,6 +5,7 @@ import Foundation
 import KeelModel
 import KeelProtocol
 @testable import KeelServer
+import KeelTestSupport
 import Testing
 
 @Suite("Batches and administration")

@@ -3,6 +3,7 @@
 import Foundation
 import KeelModel
 import KeelProtocol
+import KeelTestSupport
 import Testing
 
 @Suite("Connection commands")

@@ -4,6 +4,7 @@
 import Foundation
 import KeelModel
 import KeelProtocol
+import KeelTestSupport
 import Testing
 
 #if canImport(Glibc)

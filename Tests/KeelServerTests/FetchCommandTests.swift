@@ -5,6 +5,7 @@
 
 import Foundation
 import KeelModel
+import KeelTestSupport
 import Testing
 
 @Suite("Fetch commands")

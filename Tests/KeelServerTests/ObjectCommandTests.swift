@@ -4,6 +4,7 @@
 
 import Foundation
 import KeelModel
+import KeelTestSupport
 import Testing
 
 @Suite("Object commands")

@@ -3,6 +3,7 @@
 
 import Foundation
 import KeelProtocol
+import KeelTestSupport
 import Testing
 
 @Suite("Pipelining and framing")

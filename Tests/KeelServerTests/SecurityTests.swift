@@ -1,6 +1,7 @@
 // Peer credentials: only allowed uids connect, only admin uids run admin commands.
 
 import Foundation
+import KeelTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@
 // line, exit 1), the data folder's lock, stale and live sockets, SIGTERM.
 
 import Foundation
+import KeelTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -62,33 +62,76 @@ public enum Reply: Sendable, Equatable {
 
     /// Parses a reply line (without its LF), as a client reads them.
     public static func parse(_ line: [UInt8]) throws(ParseFailure) -> Reply {
+        try ReplyHead.parse(line).reply(line)
+    }
+}
+
+/// The start of a reply line — its tag and kind, and where its JSON begins — read without
+/// parsing the JSON: what a client needs to route a line to its call. `reply(_:)` parses the
+/// rest, on whichever thread wants the value.
+public struct ReplyHead: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case ok, row, event
+        case error(KeelError.Code)
+    }
+
+    public let tag: String
+    public let kind: Kind
+    /// Where the JSON starts in the line (the line's length when there is none).
+    public let payloadStart: Int
+
+    /// Whether the line ends a request's reply.
+    public var isFinal: Bool {
+        switch kind {
+        case .ok, .error: true
+        case .row, .event: false
+        }
+    }
+
+    /// Reads the tag and kind of a reply line (without its LF).
+    public static func parse(_ line: [UInt8]) throws(ParseFailure) -> ReplyHead {
         guard let space = line.firstIndex(of: UInt8(ascii: " ")) else {
             throw ParseFailure(tag: nil, message: "a reply line is TAG KIND [...]")
         }
         let tag = String(decoding: line[..<space], as: UTF8.self)
-        let rest = line[(space + 1)...]
-        let kindEnd = rest.firstIndex(of: UInt8(ascii: " ")) ?? rest.endIndex
-        let kind = String(decoding: rest[..<kindEnd], as: UTF8.self)
-        let tail = kindEnd < rest.endIndex ? rest[(kindEnd + 1)...] : rest[rest.endIndex...]
-        func json(_ bytes: ArraySlice<UInt8>) throws(ParseFailure) -> JSON {
-            do { return try JSON.parse(bytes) } catch { throw ParseFailure(tag: tag, message: error.message) }
-        }
-        switch kind {
-        case "OK":
-            return .ok(tag: tag, tail.isEmpty ? JSON?.none : try json(tail))
-        case "ROW":
-            return .row(tag: tag, try json(tail))
-        case "EVENT" where tag == "*":
-            return .event(try json(tail))
-        case "ERR":
-            guard let codeEnd = tail.firstIndex(of: UInt8(ascii: " ")) else {
+        let kindStart = space + 1
+        let kindEnd = line[kindStart...].firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
+        let tailStart = min(kindEnd + 1, line.endIndex)
+        switch line[kindStart..<kindEnd] {
+        case ArraySlice("OK".utf8):
+            return ReplyHead(tag: tag, kind: .ok, payloadStart: tailStart)
+        case ArraySlice("ROW".utf8):
+            return ReplyHead(tag: tag, kind: .row, payloadStart: tailStart)
+        case ArraySlice("EVENT".utf8) where tag == "*":
+            return ReplyHead(tag: tag, kind: .event, payloadStart: tailStart)
+        case ArraySlice("ERR".utf8):
+            guard let codeEnd = line[tailStart...].firstIndex(of: UInt8(ascii: " ")) else {
                 throw ParseFailure(tag: tag, message: "ERR must be followed by a code and a JSON object")
             }
-            let code = KeelError.Code(rawValue: String(decoding: tail[..<codeEnd], as: UTF8.self))
-            let body = try json(tail[(codeEnd + 1)...])
-            return .error(tag: tag, code: code, message: body["message"]?.stringValue ?? "", details: body["details"])
+            let code = KeelError.Code(rawValue: String(decoding: line[tailStart..<codeEnd], as: UTF8.self))
+            return ReplyHead(tag: tag, kind: .error(code), payloadStart: codeEnd + 1)
         default:
-            throw ParseFailure(tag: tag, message: "unknown reply kind \(kind)")
+            throw ParseFailure(tag: tag, message: "unknown reply kind \(String(decoding: line[kindStart..<kindEnd], as: UTF8.self))")
+        }
+    }
+
+    /// The JSON after the head (nil when the line has none), parsed.
+    public func payload(_ line: [UInt8]) throws(ParseFailure) -> JSON? {
+        guard payloadStart < line.count else { return nil }
+        do { return try JSON.parse(line[payloadStart...]) } catch { throw ParseFailure(tag: tag, message: error.message) }
+    }
+
+    /// The whole reply of `line`, whose head this is.
+    public func reply(_ line: [UInt8]) throws(ParseFailure) -> Reply {
+        if case .ok = kind { return .ok(tag: tag, try payload(line)) }
+        guard let body = try payload(line) else {
+            throw ParseFailure(tag: tag, message: "a ROW, EVENT or ERR line carries a JSON value")
+        }
+        switch kind {
+        case .ok: return .ok(tag: tag, body)
+        case .row: return .row(tag: tag, body)
+        case .event: return .event(body)
+        case .error(let code): return .error(tag: tag, code: code, message: body["message"]?.stringValue ?? "", details: body["details"])
         }
     }
 }

@@ -1,6 +1,7 @@
 // Small helpers for reading replies in tests.
 
 import KeelModel
+import KeelTestSupport
 import Testing
 
 extension LineClient {

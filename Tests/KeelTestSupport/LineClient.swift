@@ -3,19 +3,21 @@
 // and read exactly what the daemon answered.
 
 import Foundation
-import KeelModel
-import KeelProtocol
+public import KeelModel
+public import KeelProtocol
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-final class LineClient {
-    let fd: Int32
+public final class LineClient {
+    public let fd: Int32
     private var buffer: [UInt8] = []
     private var readIndex = 0
+    /// One recv's worth, reused.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
-    init(path: String, timeoutSeconds: Int = 30) throws {
+    public init(path: String, timeoutSeconds: Int = 30) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw KeeldError("socket: \(errno)") }
         var address = sockaddr_un()
@@ -38,22 +40,22 @@ final class LineClient {
 
     deinit { close(fd) }
 
-    func setTimeout(seconds: Int) {
+    public func setTimeout(seconds: Int) {
         var tv = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Shrinks the kernel receive buffer (a slow reader's test).
-    func setReceiveBuffer(_ bytes: Int32) {
+    public func setReceiveBuffer(_ bytes: Int32) {
         var value = bytes
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Sends bytes, all of them (one write call when the kernel takes them at once).
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -63,7 +65,7 @@ final class LineClient {
     }
 
     /// The next line (without its LF); nil at end of stream. Throws on timeout.
-    func readLine() throws -> String? {
+    public func readLine() throws -> String? {
         while true {
             if let newline = buffer[readIndex...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[readIndex..<newline], as: UTF8.self)
@@ -74,30 +76,55 @@ final class LineClient {
                 }
                 return line
             }
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 { return nil }
-            guard n > 0 else { throw KeeldError("recv: \(String(cString: strerror(errno)))") }
-            buffer.append(contentsOf: chunk[..<n])
+            guard try receive() else { return nil }
+        }
+    }
+
+    /// One recv into the buffer; false at end of stream.
+    private func receive() throws -> Bool {
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 { return false }
+        guard n > 0 else { throw KeeldError("recv: \(String(cString: strerror(errno)))") }
+        buffer.append(contentsOf: chunk[..<n])
+        return true
+    }
+
+    /// Reads until `count` more lines have come, without keeping them (a load generator's
+    /// reading: counting LFs, nothing else).
+    public func skipLines(_ count: Int) throws {
+        var want = count
+        while want > 0 {
+            if readIndex < buffer.count {
+                for i in readIndex..<buffer.count where buffer[i] == UInt8(ascii: "\n") {
+                    want -= 1
+                    if want == 0 {
+                        readIndex = i + 1
+                        return
+                    }
+                }
+                buffer.removeAll(keepingCapacity: true)
+                readIndex = 0
+            }
+            guard try receive() else { throw KeeldError("the daemon closed the connection") }
         }
     }
 
     /// The next line, which must exist.
-    func line() throws -> String {
+    public func line() throws -> String {
         guard let line = try readLine() else { throw KeeldError("the daemon closed the connection") }
         return line
     }
 
     /// Sends one request and reads its reply: the ROW lines and the final line (events before
     /// or between are collected in `events`).
-    func request(_ line: String) throws -> Response {
+    public func request(_ line: String) throws -> Response {
         try send(line + "\n")
         let tag = String(line.prefix { $0 != " " })
         return try response(tag: tag)
     }
 
     /// Reads up to and including the final line of `tag`.
-    func response(tag: String) throws -> Response {
+    public func response(tag: String) throws -> Response {
         var response = Response()
         while true {
             let text = try line()
@@ -118,14 +145,14 @@ final class LineClient {
 }
 
 /// One request's reply.
-struct Response {
-    var rows: [JSON] = []
-    var events: [JSON] = []
-    var final: Reply = .ok(tag: "", nil)
-    var finalLine = ""
+public struct Response {
+    public var rows: [JSON] = []
+    public var events: [JSON] = []
+    public var final: Reply = .ok(tag: "", nil)
+    public var finalLine = ""
 
-    var isOK: Bool { if case .ok = final { true } else { false } }
-    var payload: JSON? { if case .ok(_, let json) = final { json } else { nil } }
-    var errorCode: String? { if case .error(_, let code, _, _) = final { code.rawValue } else { nil } }
-    var errorMessage: String? { if case .error(_, _, let message, _) = final { message } else { nil } }
+    public var isOK: Bool { if case .ok = final { true } else { false } }
+    public var payload: JSON? { if case .ok(_, let json) = final { json } else { nil } }
+    public var errorCode: String? { if case .error(_, let code, _, _) = final { code.rawValue } else { nil } }
+    public var errorMessage: String? { if case .error(_, _, let message, _) = final { message } else { nil } }
 }

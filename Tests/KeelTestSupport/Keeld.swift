@@ -1,36 +1,36 @@
 // A real keeld for a test: the binary the build made (.build/debug/keeld), started as a child
 // process on a temporary data folder and socket, with a configuration file written for the
 // test. `start()` returns once the ready line came; `stop()` sends SIGTERM and returns the exit
-// status; `kill()` is SIGKILL.
+// status; `kill()` is SIGKILL. Shared by every integration suite (KeelServerTests,
+// KeelClientTests, keelctl's tests) through this non-test target.
 
-import Foundation
-import Testing
+public import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-final class Keeld {
+public final class Keeld {
     /// The repository root, from this file's path.
-    static let root: String = {
+    public static let root: String = {
         let path = #filePath
-        guard let range = path.range(of: "/Tests/KeelServerTests/") else { return FileManager.default.currentDirectoryPath }
+        guard let range = path.range(of: "/Tests/KeelTestSupport/") else { return FileManager.default.currentDirectoryPath }
         return String(path[..<range.lowerBound])
     }()
 
-    static var binary: String { root + "/.build/debug/keeld" }
-    static var model: String { root + "/config/model.json" }
+    public static var binary: String { root + "/.build/debug/keeld" }
+    public static var model: String { root + "/config/model.json" }
 
-    let folder: String
-    var socketPath: String { folder + "/run/keeld.sock" }
-    var dataPath: String { folder + "/data" }
-    var stderrPath: String { folder + "/keeld.stderr" }
-    var configPath: String { folder + "/keeld.json" }
-    private(set) var process: Process?
-    private(set) var pid: Int32 = 0
+    public let folder: String
+    public var socketPath: String { folder + "/run/keeld.sock" }
+    public var dataPath: String { folder + "/data" }
+    public var stderrPath: String { folder + "/keeld.stderr" }
+    public var configPath: String { folder + "/keeld.json" }
+    public private(set) var process: Process?
+    public private(set) var pid: Int32 = 0
 
     /// A fresh temporary folder (short, so the socket path fits sun_path).
-    init() throws {
+    public init() throws {
         var template = Array("/tmp/keel-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else { throw KeeldError("mkdtemp failed") }
@@ -38,7 +38,7 @@ final class Keeld {
     }
 
     /// Another daemon on the same folder (for the second-daemon test).
-    init(sharing other: Keeld) {
+    public init(sharing other: Keeld) {
         folder = other.folder
     }
 
@@ -47,13 +47,13 @@ final class Keeld {
     }
 
     /// Removes the temporary folder.
-    func cleanUp() {
+    public func cleanUp() {
         if let process, process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
     /// Writes the configuration: the test's socket and data folder, then `settings` over them.
-    func configure(_ settings: [String: Any] = [:], limits: [String: Int] = [:]) throws {
+    public func configure(_ settings: [String: Any] = [:], limits: [String: Int] = [:]) throws {
         var json: [String: Any] = [
             "socketPath": socketPath, "dataDirectory": dataPath, "modelPath": Self.model,
             "logLevel": "notice", "backupDirectory": folder + "/backups", "shutdownGraceSeconds": 10,
@@ -67,15 +67,11 @@ final class Keeld {
     /// Starts keeld and waits for its ready line. Throws with its standard error if it exits
     /// instead.
     @discardableResult
-    func start(arguments: [String]? = nil, timeout: Double = 60) throws -> String {
+    public func start(arguments: [String]? = nil, timeout: Double = 60) throws -> String {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw KeeldError("no keeld binary at \(Self.binary): run `swift build --build-tests` (make test does)")
         }
-        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments ?? ["--config", configPath]
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let process = try makeProcess(arguments: arguments)
         let out = Pipe()
         process.standardOutput = out
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
@@ -93,12 +89,8 @@ final class Keeld {
     }
 
     /// Runs keeld expecting it to refuse: its exit status and standard error.
-    func runExpectingRefusal(arguments: [String]? = nil) throws -> (status: Int32, stderr: String) {
-        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments ?? ["--config", configPath]
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+    public func runExpectingRefusal(arguments: [String]? = nil) throws -> (status: Int32, stderr: String) {
+        let process = try makeProcess(arguments: arguments)
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -108,23 +100,34 @@ final class Keeld {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    /// keeld in the test's folder, with `arguments` or the test's configuration file (written
+    /// with the defaults if the test wrote none).
+    private func makeProcess(arguments: [String]?) throws -> Process {
+        if !FileManager.default.fileExists(atPath: configPath) { try configure() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments ?? ["--config", configPath]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        return process
+    }
+
+    public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
     /// SIGTERM, then the exit status (nil if it did not exit within `timeout`).
-    func stop(signal: Int32 = SIGTERM, timeout: Double = 60) -> Int32? {
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 60) -> Int32? {
         guard let process else { return nil }
         Glibc.kill(process.processIdentifier, signal)
         return waitForExit(timeout: timeout)
     }
 
     /// SIGKILL, and waits for the process to be gone.
-    func kill() {
+    public func kill() {
         guard let process else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    func waitForExit(timeout: Double) -> Int32? {
+    public func waitForExit(timeout: Double) -> Int32? {
         guard let process else { return nil }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(10_000) }
@@ -133,7 +136,7 @@ final class Keeld {
     }
 
     /// Resident memory of the daemon, in KiB (VmRSS).
-    var residentKiB: Int? {
+    public var residentKiB: Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
@@ -142,7 +145,7 @@ final class Keeld {
     }
 
     /// A new client connection.
-    func connect() throws -> LineClient { try LineClient(path: socketPath) }
+    public func connect() throws -> LineClient { try LineClient(path: socketPath) }
 
     private func readLine(_ fd: Int32, timeout: Double) throws -> String? {
         var bytes: [UInt8] = []
@@ -161,7 +164,7 @@ final class Keeld {
     }
 }
 
-struct KeeldError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct KeeldError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

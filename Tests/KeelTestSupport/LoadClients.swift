@@ -2,32 +2,34 @@
 // crash and shutdown tests: each saves small transactions in a loop and records which saves
 // the daemon acknowledged with OK, until the daemon goes away.
 
-import Foundation
+public import Foundation
 import KeelModel
 import KeelProtocol
 import Synchronization
 
 /// What the writers saw.
-final class LoadRecord: Sendable {
+public final class LoadRecord: Sendable {
     /// Guards the acknowledged save names and the protocol violations seen.
     private let state = Mutex<(acknowledged: [String], violations: [String], busy: Int)>(([], [], 0))
 
-    func acknowledge(_ name: String) { state.withLock { $0.acknowledged.append(name) } }
-    func violation(_ text: String) { state.withLock { $0.violations.append(text) } }
-    func sawBusy() { state.withLock { $0.busy += 1 } }
+    public init() {}
 
-    var acknowledged: [String] { state.withLock { $0.acknowledged } }
-    var violations: [String] { state.withLock { $0.violations } }
-    var busy: Int { state.withLock { $0.busy } }
+    public func acknowledge(_ name: String) { state.withLock { $0.acknowledged.append(name) } }
+    public func violation(_ text: String) { state.withLock { $0.violations.append(text) } }
+    public func sawBusy() { state.withLock { $0.busy += 1 } }
+
+    public var acknowledged: [String] { state.withLock { $0.acknowledged } }
+    public var violations: [String] { state.withLock { $0.violations } }
+    public var busy: Int { state.withLock { $0.busy } }
 }
 
-enum LoadClients {
+public enum LoadClients {
     /// Starts `count` writers on their own threads. Writer `w` saves, again and again, one
     /// Company named `"<prefix>w<w>-<i>"` and one Department `"dept-<that name>"` of that
     /// company in one SAVE;
     /// an OK records the name. A writer stops when the connection ends or `deadline` passes.
     /// Wait for them with the returned group.
-    static func start(socket: String, writers count: Int, prefix: String, record: LoadRecord, deadline: Date) -> DispatchGroup {
+    public static func start(socket: String, writers count: Int, prefix: String, record: LoadRecord, deadline: Date) -> DispatchGroup {
         let group = DispatchGroup()
         for w in 0..<count {
             group.enter()
@@ -74,7 +76,7 @@ enum LoadClients {
     }
 
     /// Every Company and Department name in the store, through a fresh connection.
-    static func storedNames(socket: String) throws -> (companies: Set<String>, departments: [String: [String]]) {
+    public static func storedNames(socket: String) throws -> (companies: Set<String>, departments: [String: [String]]) {
         let client = try LineClient(path: socket)
         let companies = try client.request(#"c FETCH {"entity":"Company","result":"dictionaries","properties":["name"]}"#)
         let departments = try client.request(#"d FETCH {"entity":"Department","include":["companies"]}"#)

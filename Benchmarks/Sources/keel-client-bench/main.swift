@@ -1,0 +1,169 @@
+// keel-client-bench: what KeelConnection adds over raw protocol lines (Docs/Performance.md,
+// "Client"). GET by ID against a running keeld, round trips per second, one connection:
+//   - 1 in flight: one call at a time (raw: write a line, read its reply; client: one task
+//     awaiting `request("GET", …)` in a loop);
+//   - 16 in flight (raw: 16 lines in one write, then their 16 replies; client: 16 tasks each
+//     awaiting `request` in a loop on the same connection, pipelined and coalesced by it).
+// The client runs twice: its tasks on the cooperative pool (the default), and on the
+// connection's event loop (`KeelConnection.executor`). Each workload runs `--rounds` times, in
+// rotating order, for `--seconds` each; the median round is reported, with overhead = raw rate
+// / client rate − 1 (the client's extra time per call). scripts/bench-client.sh builds and
+// starts a release keeld and runs this.
+//
+//     keel-client-bench --socket PATH [--seconds 3] [--rounds 3] [--objects 1000] [--only WORKLOAD]
+
+import Foundation
+import KeelClient
+import KeelModel
+import KeelTestSupport
+
+/// The run's settings, from the command line.
+struct Settings: Sendable {
+    var socketPath = ""
+    var seconds = 3.0
+    var rounds = 3
+    var objects = 1000
+    /// Only this workload, for profiling: `raw-N`, `client-N` or `loop-N`.
+    var only: String?
+
+    init(_ arguments: [String]) {
+        var arguments = arguments[...]
+        while let flag = arguments.popFirst() {
+            switch flag {
+            case "--socket": socketPath = arguments.popFirst() ?? ""
+            case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
+            case "--rounds": rounds = Int(arguments.popFirst() ?? "") ?? rounds
+            case "--objects": objects = Int(arguments.popFirst() ?? "") ?? objects
+            case "--only": only = arguments.popFirst()
+            default:
+                FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
+                exit(2)
+            }
+        }
+        guard !socketPath.isEmpty else {
+            FileHandle.standardError.write(Data("usage: keel-client-bench --socket PATH [--seconds S] [--rounds N] [--objects N] [--only raw-N|client-N|loop-N]\n".utf8))
+            exit(2)
+        }
+    }
+}
+
+/// The workloads, over one connection and a set of object IDs.
+struct Bench: Sendable {
+    let settings: Settings
+    let connection: KeelConnection
+    /// `t GET {"$id":…}` lines, for the raw client.
+    let lines: [[UInt8]]
+    /// `{"$id":…}` arguments, for KeelConnection.
+    let requests: [JSON]
+
+    /// The baseline: request lines on a plain blocking socket (KeelTestSupport's LineClient), no
+    /// client library — write `depth` lines in one write, count `depth` reply lines coming back.
+    func raw(depth: Int) throws -> Int {
+        let socket = try LineClient(path: settings.socketPath)
+        let end = Date().timeIntervalSince1970 + settings.seconds
+        var calls = 0
+        var i = 0
+        while Date().timeIntervalSince1970 < end {
+            var batch: [UInt8] = []
+            for _ in 0..<depth {
+                batch += lines[i % lines.count]
+                i += 1
+            }
+            try socket.send(batch)
+            try socket.skipLines(depth)
+            calls += depth
+        }
+        return calls
+    }
+
+    /// `tasks` tasks, each awaiting `request("GET", …)` in a loop on the one connection; on
+    /// the cooperative pool, or on the connection's event loop (`onLoop`: KeelConnection.executor).
+    func client(tasks: Int, onLoop: Bool = false) async throws -> Int {
+        let end = Date().timeIntervalSince1970 + settings.seconds
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for t in 0..<tasks {
+                group.addTask(executorPreference: onLoop ? connection.executor : nil) {
+                    var calls = 0
+                    var i = t
+                    while Date().timeIntervalSince1970 < end {
+                        let request = requests[i % requests.count]
+                        let object = try await connection.request("GET", request)
+                        guard object?["$id"] == request["$id"] else { throw KeeldError("a reply that is not its call's") }
+                        calls += 1
+                        i += tasks
+                    }
+                    return calls
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+    }
+
+    /// Calls per second of `body`.
+    func rate(_ body: () async throws -> Int) async throws -> Double {
+        let start = Date()
+        let calls = try await body()
+        return Double(calls) / Date().timeIntervalSince(start)
+    }
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+let settings = Settings(Array(CommandLine.arguments.dropFirst()))
+let connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench")
+// The objects to read: `objects` companies, inserted once.
+func companyIDs() async throws -> [String] {
+    try await connection.rows("FETCH", ["entity": "Company", "result": "ids", "limit": .int(Int64(settings.objects))]).collect().compactMap { $0["$id"]?.stringValue }
+}
+var ids = try await companyIDs()
+if ids.count < settings.objects {
+    _ = try await connection.batchInsert(entity: "Company", objects: (ids.count..<settings.objects).map { ["name": .string("bench-\($0)")] })
+    // The main context still reads the snapshot of its first fetch: take a new one.
+    _ = try await connection.request("REFRESH")
+    ids = try await companyIDs()
+}
+guard !ids.isEmpty else { throw KeeldError("no Company objects to read") }
+let bench = Bench(
+    settings: settings, connection: connection, lines: ids.map { Array("t GET {\"$id\":\"\($0)\"}\n".utf8) },
+    requests: ids.map { ["$id": .string($0)] })
+
+/// One workload by name: `raw-N`, `client-N` (N tasks on the cooperative pool) or `loop-N`
+/// (N tasks on the connection's event loop).
+func run(_ name: String) async throws -> Double {
+    let parts = name.split(separator: "-")
+    guard parts.count == 2, let depth = Int(parts[1]) else { throw KeeldError("no workload \(name)") }
+    switch parts[0] {
+    case "raw": return try await bench.rate { try bench.raw(depth: depth) }
+    case "client": return try await bench.rate { try await bench.client(tasks: depth) }
+    case "loop": return try await bench.rate { try await bench.client(tasks: depth, onLoop: true) }
+    default: throw KeeldError("no workload \(name)")
+    }
+}
+
+if let only = settings.only {
+    print(String(format: "%@: %.0f /s", only, try await run(only)))
+    await connection.close()
+    exit(0)
+}
+
+let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+print("keel-client-bench: GET by ID, \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
+print("workload                                   calls/s   vs raw   client overhead")
+for depth in [1, 16] {
+    let names = ["raw-\(depth)", "client-\(depth)", "loop-\(depth)"]
+    var rates: [String: [Double]] = [:]
+    for round in 0..<settings.rounds {
+        // Rotate which goes first, so drift in the machine's load hits all alike.
+        for i in 0..<names.count {
+            let name = names[(i + round) % names.count]
+            rates[name, default: []].append(try await run(name))
+        }
+    }
+    let raw = median(rates[names[0]] ?? [0])
+    for (name, label) in zip(names, ["raw lines", "KeelConnection, tasks on the pool", "KeelConnection, tasks on its event loop"]) {
+        let rate = median(rates[name] ?? [0])
+        let row = "\(label), \(depth) in flight".padding(toLength: 50, withPad: " ", startingAt: 0)
+        print(row + String(format: "%8.0f   %6.2f   %+6.1f%%", rate, rate / raw, (raw / rate - 1) * 100))
+    }
+}
+await connection.close()

@@ -1,0 +1,193 @@
+// The connection's side on its event loop: cuts what the daemon sends into lines (LineFramer,
+// bounded by `maxReplyBytes`), parses each (Reply), and hands it to the core, which matches it
+// to its call by tag. Writing is the core's (one write and flush per burst of calls).
+//
+// Back-pressure: when a stream's consumer falls behind (its buffer reaches the high-water
+// mark), the handler stops cutting lines — the rest of the current read waits in `backlog` —
+// and withholds `read()` from the channel, so the socket is not read; the daemon, whose
+// replies then wait in the kernel, pauses that connection in turn. When the consumer has
+// caught up (`resume`), the backlog is framed and reading starts again. What the client holds
+// is therefore bounded by the high-water mark plus one read.
+
+import KeelModel
+import KeelProtocol
+import Logging
+import NIOCore
+
+final class ClientHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let core: ConnectionCore
+    private var framer: LineFramer
+    /// The framer's limit (read while the framer is busy feeding, so kept apart).
+    private let maxReplyBytes: Int
+    private var context: ChannelHandlerContext?
+    /// Bytes read and not framed yet (the rest of a read while a stream is paused).
+    private var backlog: [ByteBuffer] = []
+    /// Streams whose consumers are behind; reading waits while any is.
+    private var paused: Set<UInt64> = []
+    /// The channel asked for a read while reading was paused.
+    private var readWanted = false
+    /// The connection has failed: nothing more is framed.
+    private var closed = false
+
+    init(core: ConnectionCore, maxReplyBytes: Int) {
+        self.core = core
+        self.framer = LineFramer(maximumLength: maxReplyBytes)
+        self.maxReplyBytes = maxReplyBytes
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        core.state.withLock { $0.handler = bound }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed = true
+        core.fail(KeelError(
+            .disconnected,
+            "the connection to keeld at \(core.socketPath) closed (the daemon stopped, crashed or dropped it); contexts opened on it and their unsaved changes are gone — connect again"
+        ))
+        backlog = []
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        core.logger.debug("connection error", metadata: ["conn.socket": "\(core.socketPath)", "error": "\(error)"])
+        closed = true
+        core.fail(KeelError(.disconnected, "the connection to keeld at \(core.socketPath) failed: \(error)"))
+        context.close(promise: nil)
+    }
+
+    // MARK: Reading
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        backlog.append(unwrapInboundIn(data))
+        ConnectionCore.Counters.raise(core.counters.peakUnreadBytes, to: backlog.reduce(0) { $0 + $1.readableBytes })
+        processBacklog()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if paused.isEmpty && backlog.isEmpty {
+            context.read()
+        } else {
+            readWanted = true
+        }
+    }
+
+    /// Frames backlog bytes one line at a time until none is left or a stream pauses.
+    private func processBacklog() {
+        while paused.isEmpty, !closed, !backlog.isEmpty {
+            var buffer = backlog[0]
+            let consumed = buffer.withUnsafeReadableBytes { raw -> Int in
+                var offset = 0
+                while offset < raw.count, paused.isEmpty, !closed {
+                    let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
+                    let end = rest.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? rest.count
+                    framer.feed(UnsafeRawBufferPointer(rebasing: rest[..<end])) { frame in handle(frame) }
+                    offset += end
+                }
+                return offset
+            }
+            buffer.moveReaderIndex(forwardBy: consumed)
+            if buffer.readableBytes == 0 { backlog.removeFirst() } else { backlog[0] = buffer }
+        }
+    }
+
+    /// One line from the daemon: only its head is read here (tag and kind); its JSON is parsed
+    /// by the task that wanted it (events, which go to many, are parsed here once).
+    private func handle(_ frame: LineFramer.Frame) {
+        switch frame {
+        case .line(let line):
+            let head: ReplyHead
+            do {
+                head = try ReplyHead.parse(line)
+            } catch {
+                violation("a line the client cannot read (\(error.message)): \(String(decoding: line.prefix(200), as: UTF8.self))")
+                return
+            }
+            route(head, line)
+        case .tooLong(let prefix):
+            // The call it belongs to fails with TOO_LARGE; the connection stays usable.
+            let tag = Request.leadingTag(of: prefix) ?? "*"
+            let kind = prefix.dropFirst(tag.utf8.count + 1).prefix(4)
+            let error = KeelError(
+                .tooLarge, "a reply line is longer than this client's limit of \(maxReplyBytes) bytes (Options.maxReplyBytes)")
+            if let number = UInt64(tag) {
+                core.fail(number, error, finalLine: Array(kind) != Array("ROW ".utf8))
+            } else {
+                core.counters.discardedLines.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    private func route(_ head: ReplyHead, _ line: [UInt8]) {
+        switch head.kind {
+        case .event:
+            guard case .event(let json)? = try? head.reply(line) else {
+                violation("an event the client cannot read: \(String(decoding: line.prefix(200), as: UTF8.self))")
+                return
+            }
+            core.deliver(event: json, bytes: line.count + 1)
+            return
+        case .error where head.tag == "*":
+            // Addressed to the connection, not a request (a refused peer): it ends here.
+            closed = true
+            let error: KeelError
+            if case .error(_, let code, let message, let details)? = try? head.reply(line) {
+                error = KeelError(code, message, details: details)
+            } else {
+                error = KeelError(.disconnected, "the daemon refused the connection: \(String(decoding: line.prefix(200), as: UTF8.self))")
+            }
+            core.fail(error)
+            context?.close(promise: nil)
+            return
+        case .ok, .row, .error:
+            break
+        }
+        guard let number = UInt64(head.tag) else {
+            core.counters.discardedLines.add(1, ordering: .relaxed)
+            core.logger.debug("reply with a foreign tag dropped", metadata: ["call.tag": "\(head.tag)"])
+            return
+        }
+        if case .pause = core.route(head, line: line, tag: number) {
+            paused.insert(number)
+        }
+    }
+
+    /// The daemon broke the protocol: replies can no longer be matched, so the connection ends.
+    private func violation(_ text: String) {
+        core.logger.warning("protocol violation", metadata: ["conn.socket": "\(core.socketPath)", "error": "\(text)"])
+        closed = true
+        core.fail(KeelError(.disconnected, "the daemon at \(core.socketPath) sent \(text); the connection is closed"))
+        context?.close(promise: nil)
+    }
+
+    // MARK: Streams' consumers (scheduled onto the event loop by the core)
+
+    /// A paused stream's consumer caught up.
+    func resume(_ tag: UInt64) {
+        guard paused.remove(tag) != nil else { return }
+        core.resumed(tag)
+        restartReading()
+    }
+
+    /// A stream's consumer went away: its lines are discarded from now on.
+    func streamGone(_ tag: UInt64) {
+        core.discard(tag)
+        guard paused.remove(tag) != nil else { return }
+        restartReading()
+    }
+
+    private func restartReading() {
+        guard paused.isEmpty, let context else { return }
+        processBacklog()
+        if paused.isEmpty, backlog.isEmpty, readWanted {
+            readWanted = false
+            context.read()
+        }
+    }
+}

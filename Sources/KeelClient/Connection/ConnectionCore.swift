@@ -1,0 +1,474 @@
+// The state one connection shares between the tasks that call it and its event loop: the calls
+// in flight by tag, the bytes waiting to be written, the deadline timer, and whether the
+// connection is gone. One lock (`state`) guards all of it; it is held for a dictionary update
+// or a buffer append, never across I/O or a continuation's resumption.
+//
+// A call's life:
+// 1. `submit` (the calling task): its tag (a counter, written in decimal) and line are made
+//    outside the lock; under it the call is registered and the line appended to `outgoing`. The
+//    first call of a burst schedules one flush on the event loop; calls made before that flush
+//    runs ride along in the same write (coalescing).
+// 2. `route` (the event loop): each reply line is matched to its call by tag. A ROW goes to the
+//    call's stream, the final line (OK or ERR) ends the call.
+// 3. A call whose deadline passes (`expire`, the deadline timer) or whose task is cancelled
+//    (`cancel`) fails at once and stays registered as `discarded`: its late reply and rows are
+//    dropped when they come, by tag, so the connection never falls out of step.
+// 4. When the connection goes (`fail`), every registered call fails with that error and every
+//    later `submit` fails at once.
+
+import KeelModel
+import KeelProtocol
+import Logging
+import NIOCore
+import OrderedCollections
+import Synchronization
+
+/// A stream call's destination: ROW lines, kept as they came, decoded by its consumer.
+protocol RowSink: Sendable {
+    func push(line: [UInt8], payloadStart: Int, bytes: Int) -> StreamPushed
+    func finish(_ error: KeelError?)
+}
+
+extension StreamBuffer: RowSink {
+    func push(line: [UInt8], payloadStart: Int, bytes: Int) -> StreamPushed {
+        push(.line(line, payloadStart: payloadStart), bytes: bytes)
+    }
+}
+
+/// A final line as it came, for the calling task to parse (JSON is parsed on the caller's
+/// thread, not on the event loop).
+struct RawReply: Sendable {
+    let line: [UInt8]
+    let head: ReplyHead
+
+    /// The OK payload, or the ERR as a `KeelError`; a line whose JSON cannot be read is
+    /// `INTERNAL` (a defect of the daemon; the connection stays in step, lines are whole).
+    func outcome(command: String) -> Result<JSON?, KeelError> {
+        let reply: Reply
+        do {
+            reply = try head.reply(line)
+        } catch {
+            return .failure(KeelError(
+                .internal, "the daemon's reply to \(command) cannot be read (\(error.message)): \(String(decoding: line.prefix(200), as: UTF8.self))"))
+        }
+        switch reply {
+        case .ok(_, let payload): return .success(payload)
+        case .error(_, let code, let message, let details): return .failure(KeelError(code, message, details: details))
+        case .row, .event: return .failure(KeelError(.internal, "\(command) was answered with a line that does not end a reply"))
+        }
+    }
+}
+
+/// Unsafe (no canary allocation per call): every path that resumes one first takes its call out
+/// of `calls`, or turns it `.discarded`, under the lock, so each is resumed exactly once.
+typealias ReplyContinuation = UnsafeContinuation<Result<RawReply, KeelError>, Never>
+
+/// One request sent and not yet answered.
+struct PendingCall {
+    enum Kind {
+        /// A call awaiting its final line (`request`).
+        case reply(ReplyContinuation)
+        /// A call whose ROW lines go to a stream (`rows`).
+        case stream(any RowSink)
+        /// Expired, cancelled or abandoned: its lines are dropped until its final one.
+        case discarded
+    }
+
+    var kind: Kind
+    /// When the call fails with TIMEOUT; nil: no deadline runs now (a discarded call, or a
+    /// stream paused because its consumer is behind).
+    var deadline: NIODeadline?
+    /// The call's deadline as a duration (a stream's runs again from each row).
+    let timeout: TimeAmount
+    /// The command, for messages.
+    let command: String
+}
+
+final class ConnectionCore: Sendable {
+    struct State {
+        var calls: [UInt64: PendingCall] = [:]
+        /// Request lines not yet handed to the channel.
+        var outgoing = ByteBuffer()
+        /// A flush task is queued on the event loop.
+        var flushScheduled = false
+        /// The connection is gone: why. Every later call fails with it.
+        var failure: KeelError?
+        /// `close()` has begun: later calls fail with this (QUIT still goes out).
+        var closing: KeelError?
+        var channel: (any Channel)?
+        /// When the deadline timer fires; nil when none is scheduled.
+        var timerAt: NIODeadline?
+        /// The timer must be scheduled again (earlier) by the next flush.
+        var timerDirty = false
+        var timer: Scheduled<Void>?
+        var subscriptions = SubscriptionState()
+        /// The event-loop side, for streams' consumers to reach (cleared when the connection
+        /// fails, which breaks the reference cycle).
+        var handler: NIOLoopBound<ClientHandler>?
+    }
+
+    /// Guards the calls in flight, the outgoing bytes, the failure, the timer and the
+    /// subscriptions (see the top of this file).
+    let state = Mutex(State())
+    /// The next tag (tags are decimal counters).
+    private let nextTag = Atomic<UInt64>(1)
+    /// The daemon's `maxRequestBytes` once HELLO told it (a longer line is refused here).
+    let maxRequestBytes = Atomic<Int>(Int.max)
+    let eventLoop: any EventLoop
+    let executor: EventLoopExecutor
+    let socketPath: String
+    let logger: Logger
+    let counters = Counters()
+
+    /// Statistics the event loop keeps (peaks only grow), readable from any thread.
+    final class Counters: Sendable {
+        let peakStreamRows = Atomic<Int>(0)
+        let peakStreamBytes = Atomic<Int>(0)
+        let peakUnreadBytes = Atomic<Int>(0)
+        let pauses = Atomic<Int>(0)
+        let discardedLines = Atomic<Int>(0)
+
+        static func raise(_ atomic: borrowing Atomic<Int>, to value: Int) {
+            var current = atomic.load(ordering: .relaxed)
+            while value > current {
+                let (exchanged, original) = atomic.compareExchange(expected: current, desired: value, ordering: .relaxed)
+                if exchanged { return }
+                current = original
+            }
+        }
+    }
+
+    init(eventLoop: any EventLoop, socketPath: String, logger: Logger) {
+        self.eventLoop = eventLoop
+        self.executor = EventLoopExecutor(eventLoop)
+        self.socketPath = socketPath
+        self.logger = logger
+    }
+
+    func makeTag() -> UInt64 {
+        nextTag.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    // MARK: Sending
+
+    /// The request line of `command` with `arguments` (a JSON object or nil). Throws
+    /// `BAD_REQUEST` for a command name or arguments no line can carry, `TOO_LARGE` for a line
+    /// over the daemon's limit — before anything is sent.
+    func encode(tag: UInt64, command: String, arguments: JSON?) throws(KeelError) -> String {
+        guard Request.isValidCommand(command) else {
+            throw KeelError(.badRequest, "\"\(command)\" is not a command name (letters and dots)")
+        }
+        var members: OrderedDictionary<String, JSON> = [:]
+        switch arguments {
+        case nil, .null?: break
+        case .object(let object)?: members = object
+        case let other?: throw KeelError(.badRequest, "the arguments of \(command) must be a JSON object, not \(other.kindName)")
+        }
+        var line = ""
+        Request.writeLine(tag: String(tag), command: command, arguments: members, to: &line)
+        let limit = maxRequestBytes.load(ordering: .relaxed)
+        if line.utf8.count - 1 > limit {
+            throw KeelError(
+                .tooLarge, "the \(command) request is \(line.utf8.count - 1) bytes; the daemon takes at most \(limit) (maxRequestBytes)")
+        }
+        return line
+    }
+
+    /// Registers `call` under `tag` and queues its line. Returns the error instead when the
+    /// connection is gone or the calling task is already cancelled (nothing is sent then).
+    func submit(tag: UInt64, line: String, call: PendingCall, whileClosing: Bool = false) -> KeelError? {
+        let (error, flush) = state.withLock { s -> (KeelError?, Bool) in
+            if let failure = s.failure ?? (whileClosing ? nil : s.closing) { return (failure, false) }
+            if Task.isCancelled { return (KeelError(.cancelled, "the task was cancelled before \(call.command) was sent"), false) }
+            s.calls[tag] = call
+            s.outgoing.writeString(line)
+            if let deadline = call.deadline, s.timerAt.map({ deadline < $0 }) ?? true {
+                s.timerAt = deadline
+                s.timerDirty = true
+            }
+            guard !s.flushScheduled else { return (nil, false) }
+            s.flushScheduled = true
+            return (nil, true)
+        }
+        if flush { scheduleFlush() }
+        return error
+    }
+
+    /// Queues the flush task (once per burst: the caller set `flushScheduled`); on the event
+    /// loop itself (a task running on `KeelConnection.executor`) it flushes at once.
+    func scheduleFlush() {
+        if eventLoop.inEventLoop {
+            flush()
+        } else {
+            eventLoop.execute { self.flush() }
+        }
+    }
+
+    /// Writes everything queued in one write and one flush (on the event loop), and moves the
+    /// deadline timer earlier when a call asked for it.
+    private func flush() {
+        let (bytes, channel, rearm) = state.withLock { s -> (ByteBuffer, (any Channel)?, NIODeadline?) in
+            s.flushScheduled = false
+            let bytes = s.outgoing
+            s.outgoing = ByteBuffer()
+            let rearm = s.timerDirty ? s.timerAt : nil
+            s.timerDirty = false
+            return (bytes, s.channel, rearm)
+        }
+        if bytes.readableBytes > 0, let channel { channel.writeAndFlush(bytes, promise: nil) }
+        if let rearm { scheduleTimer(at: rearm) }
+    }
+
+    // MARK: Replies (event loop)
+
+    /// What `route` found for a line.
+    enum Routed {
+        case none
+        /// A stream's consumer is behind: stop reading until it resumes.
+        case pause
+    }
+
+    /// Delivers one reply line of `tag` to its call: a final line to the waiting task as it
+    /// came, a ROW to the call's stream.
+    func route(_ head: ReplyHead, line: [UInt8], tag: UInt64) -> Routed {
+        enum Action {
+            case none
+            case resume(ReplyContinuation)
+            case push(any RowSink)
+            case finish(any RowSink)
+        }
+        let action = state.withLock { s -> Action in
+            guard let index = s.calls.index(forKey: tag) else {
+                counters.discardedLines.add(1, ordering: .relaxed)
+                return .none
+            }
+            switch (s.calls.values[index].kind, head.kind) {
+            case (.discarded, _), (.reply, .row), (_, .event):
+                // A late reply, or ROW lines of a command sent with `request` (use `rows`).
+                counters.discardedLines.add(1, ordering: .relaxed)
+                if head.isFinal { s.calls.remove(at: index) }
+                return .none
+            case (.reply(let continuation), .ok), (.reply(let continuation), .error):
+                s.calls.remove(at: index)
+                return .resume(continuation)
+            case (.stream(let sink), .row):
+                if s.calls.values[index].deadline != nil { s.calls.values[index].deadline = .now() + s.calls.values[index].timeout }
+                return .push(sink)
+            case (.stream(let sink), .ok), (.stream(let sink), .error):
+                s.calls.remove(at: index)
+                return .finish(sink)
+            }
+        }
+        switch action {
+        case .none:
+            return .none
+        case .resume(let continuation):
+            continuation.resume(returning: .success(RawReply(line: line, head: head)))
+            return .none
+        case .finish(let sink):
+            if case .error = head.kind, case .failure(let error) = RawReply(line: line, head: head).outcome(command: "the stream") {
+                sink.finish(error)
+            } else {
+                sink.finish(nil)
+            }
+            return .none
+        case .push(let sink):
+            switch sink.push(line: line, payloadStart: head.payloadStart, bytes: line.count + 1) {
+            case .discarded:
+                discard(tag)
+                return .none
+            case .buffered(let count, let held, let pause):
+                Counters.raise(counters.peakStreamRows, to: count)
+                Counters.raise(counters.peakStreamBytes, to: held)
+                guard pause else { return .none }
+                counters.pauses.add(1, ordering: .relaxed)
+                // The consumer is behind: no deadline runs for this stream while it catches up.
+                state.withLock { $0.calls[tag]?.deadline = nil }
+                return .pause
+            }
+        }
+    }
+
+    /// A paused stream's consumer caught up (event loop): its deadline runs again.
+    func resumed(_ tag: UInt64) {
+        let rearm = state.withLock { s -> NIODeadline? in
+            guard let call = s.calls[tag], case .stream = call.kind else { return nil }
+            let deadline = NIODeadline.now() + call.timeout
+            s.calls[tag]?.deadline = deadline
+            guard s.timerAt.map({ deadline < $0 }) ?? true else { return nil }
+            s.timerAt = deadline
+            return deadline
+        }
+        if let rearm { scheduleTimer(at: rearm) }
+    }
+
+    /// A line of `tag` could not be read (over the client's limit): its call fails with `error`;
+    /// a stream's remaining lines are dropped as they come.
+    func fail(_ tag: UInt64, _ error: KeelError, finalLine: Bool) {
+        enum Action {
+            case none
+            case resume(ReplyContinuation)
+            case finish(any RowSink)
+        }
+        let action = state.withLock { s -> Action in
+            guard let index = s.calls.index(forKey: tag) else { return .none }
+            switch s.calls.values[index].kind {
+            case .reply(let continuation) where finalLine:
+                s.calls.remove(at: index)
+                return .resume(continuation)
+            case .stream(let sink):
+                if finalLine {
+                    s.calls.remove(at: index)
+                } else {
+                    s.calls.values[index].kind = .discarded
+                    s.calls.values[index].deadline = nil
+                }
+                return .finish(sink)
+            case .reply, .discarded:
+                if finalLine { s.calls.remove(at: index) }
+                return .none
+            }
+        }
+        switch action {
+        case .none: counters.discardedLines.add(1, ordering: .relaxed)
+        case .resume(let continuation): continuation.resume(returning: .failure(error))
+        case .finish(let sink): sink.finish(error)
+        }
+    }
+
+    /// A stream's consumer caught up (any thread): the event loop reads again.
+    func consumerResumed(_ tag: UInt64) {
+        guard let handler = state.withLock({ $0.handler }) else { return }
+        eventLoop.execute { handler.value.resume(tag) }
+    }
+
+    /// A stream's consumer went away before its end (any thread): its lines are discarded.
+    func consumerGone(_ tag: UInt64) {
+        discard(tag)
+        guard let handler = state.withLock({ $0.handler }) else { return }
+        eventLoop.execute { handler.value.streamGone(tag) }
+    }
+
+    /// The call's reply is of no use any more: drop its lines as they come.
+    func discard(_ tag: UInt64) {
+        state.withLock { s in
+            guard s.calls[tag] != nil else { return }
+            s.calls[tag]?.kind = .discarded
+            s.calls[tag]?.deadline = nil
+        }
+    }
+
+    // MARK: Cancellation, deadlines, failure
+
+    /// The calling task was cancelled: the call fails with CANCELLED; its reply is discarded.
+    func cancel(_ tag: UInt64) {
+        let continuation = state.withLock { s -> ReplyContinuation? in
+            guard let call = s.calls[tag], case .reply(let continuation) = call.kind else { return nil }
+            s.calls[tag]?.kind = .discarded
+            s.calls[tag]?.deadline = nil
+            return continuation
+        }
+        continuation?.resume(returning: .failure(KeelError(.cancelled, "the task was cancelled while waiting for the reply")))
+    }
+
+    private func scheduleTimer(at deadline: NIODeadline) {
+        eventLoop.assertInEventLoop()
+        let timer = eventLoop.scheduleTask(deadline: deadline) { self.expire() }
+        let previous = state.withLock { s -> Scheduled<Void>? in
+            let previous = s.timer
+            s.timer = timer
+            return previous
+        }
+        previous?.cancel()
+    }
+
+    /// The deadline timer (event loop): every call past its deadline fails with TIMEOUT and is
+    /// discarded; the timer is set again for the earliest deadline left.
+    private func expire() {
+        let now = NIODeadline.now()
+        let (expired, next) = state.withLock { s -> ([PendingCall], NIODeadline?) in
+            var expired: [PendingCall] = []
+            var next: NIODeadline?
+            for (tag, call) in s.calls {
+                guard let deadline = call.deadline else { continue }
+                if deadline <= now {
+                    expired.append(call)
+                    s.calls[tag]?.kind = .discarded
+                    s.calls[tag]?.deadline = nil
+                } else if next.map({ deadline < $0 }) ?? true {
+                    next = deadline
+                }
+            }
+            s.timerAt = next
+            s.timer = nil
+            return (expired, next)
+        }
+        for call in expired {
+            let error = KeelError(
+                .timeout,
+                "no reply to \(call.command) within its deadline of \(Self.describe(call.timeout)); a late reply will be discarded")
+            switch call.kind {
+            case .reply(let continuation): continuation.resume(returning: .failure(error))
+            case .stream(let sink): sink.finish(error)
+            case .discarded: break
+            }
+        }
+        if !expired.isEmpty { logger.debug("calls timed out", metadata: ["calls.expired": "\(expired.count)"]) }
+        if let next { scheduleTimer(at: next) }
+    }
+
+    /// The connection is gone: every call in flight fails with `error`, and every later one.
+    /// Returns false when it had already failed.
+    @discardableResult
+    func fail(_ reason: KeelError) -> Bool {
+        var error = reason
+        let taken = state.withLock { s -> (calls: [PendingCall], subscribers: [ChangeBuffer], waiters: [SubscribeContinuation], timer: Scheduled<Void>?)? in
+            guard s.failure == nil else { return nil }
+            error = s.closing ?? reason
+            s.failure = error
+            let calls = Array(s.calls.values)
+            s.calls = [:]
+            s.outgoing = ByteBuffer()
+            let (subscribers, waiters) = s.subscriptions.takeAll()
+            let timer = s.timer
+            s.timer = nil
+            s.timerAt = nil
+            s.handler = nil
+            return (calls, subscribers, waiters, timer)
+        }
+        guard let taken else { return false }
+        taken.timer?.cancel()
+        for call in taken.calls {
+            switch call.kind {
+            case .reply(let continuation): continuation.resume(returning: .failure(error))
+            case .stream(let sink): sink.finish(error)
+            case .discarded: break
+            }
+        }
+        for subscriber in taken.subscribers { subscriber.finish(error) }
+        for waiter in taken.waiters { waiter.resume(returning: .failed(error)) }
+        return true
+    }
+
+    /// Why the connection is gone (or closing); nil while it is usable.
+    var failure: KeelError? { state.withLock { $0.failure ?? $0.closing } }
+
+    /// `close()` begins: later calls fail with `reason`; calls in flight still get their replies.
+    /// Returns false when the connection was already closing or gone.
+    func beginClose(_ reason: KeelError) -> Bool {
+        state.withLock { s in
+            guard s.failure == nil, s.closing == nil else { return false }
+            s.closing = reason
+            return true
+        }
+    }
+
+    var callsInFlight: Int { state.withLock { $0.calls.count } }
+
+    static func describe(_ amount: TimeAmount) -> String {
+        let ns = amount.nanoseconds
+        if ns % 1_000_000_000 == 0 { return "\(ns / 1_000_000_000) s" }
+        if ns % 1_000_000 == 0 { return "\(ns / 1_000_000) ms" }
+        return "\(Double(ns) / 1e6) ms"
+    }
+}

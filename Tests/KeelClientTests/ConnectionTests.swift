@@ -1,0 +1,202 @@
+// Connecting, HELLO and MODEL, errors as KeelError, and many calls from many tasks on one
+// connection.
+
+import KeelClient
+import KeelModel
+import KeelTestSupport
+import Synchronization
+import Testing
+
+@Suite("KeelConnection: connecting, calls and errors")
+struct ConnectionTests {
+    @Test("connect says HELLO and loads the daemon's model; PING answers")
+    func hello() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect()
+        #expect(connection.hello.server == "keeld")
+        #expect(connection.hello.protocolVersion == 1)
+        #expect(!connection.hello.version.isEmpty)
+        let local = try ModelLoader.load(path: Keeld.model)
+        #expect(connection.hello.modelHash == local.hash)
+        #expect(connection.model.hash == local.hash)
+        #expect(connection.hello.modelName == local.name)
+        #expect(connection.hello.limits.maxRequestBytes == 16 << 20)
+        #expect(connection.model.entity(named: "Employee") != nil)
+        try await connection.ping()
+        #expect(connection.isConnected && connection.closeReason == nil)
+        await connection.close()
+    }
+
+    @Test("no daemon: UNAVAILABLE at once; with waitFor, the connection is made once the daemon is up")
+    func unavailable() async throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        let error = await keelError { _ = try await KeelConnection.connect(socketPath: keeld.socketPath) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains(keeld.socketPath) == true)
+
+        // A client that waits while the daemon starts.
+        var options = KeelConnection.Options()
+        options.waitFor = .seconds(120)
+        let path = keeld.socketPath
+        let waiting = Task { try await KeelConnection.connect(socketPath: path, clientName: "waiter", options: options) }
+        try keeld.start()
+        let connection = try await waiting.value
+        try await connection.ping()
+        await connection.close()
+    }
+
+    @Test("every ERR arrives as a KeelError with the daemon's code, message and details")
+    func errors() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect()
+        let notFound = await keelError { _ = try await connection.request("GET", ["$id": "Employee/999"]) }
+        #expect(notFound?.code == .notFound)
+        #expect(notFound?.message.contains("Employee/999") == true)
+        let unknown = await keelError { _ = try await connection.request("FLY") }
+        #expect(unknown?.code == .unknownCommand)
+        let bad = await keelError { _ = try await connection.request("GET", ["$id": 5, "bogus": true]) }
+        #expect(bad?.code == .badRequest)
+        #expect(bad?.details?["problems"]?.arrayValue?.count == 2)
+        let predicate = await keelError { _ = try await connection.request("COUNT", ["entity": "Employee", "predicate": "age >>> 3"]) }
+        #expect(predicate?.code == .predicate)
+        #expect(predicate?.details?["position"]?.intValue != nil)
+        let validation = await keelError {
+            _ = try await connection.request("INSERT", ["entity": "Employee", "values": ["age": 3]])
+            _ = try await connection.request("SAVE")
+        }
+        #expect(validation?.code == .validation)
+        #expect(validation?.details != nil)
+        // None of it broke the connection.
+        try await connection.ping()
+        #expect(KeelError.Code.clientSide.isDisjoint(with: [notFound, unknown, bad, predicate, validation].compactMap { $0?.code }))
+    }
+
+    @Test("a request no line can carry fails before it is sent, and the connection stays usable")
+    func clientSideChecks() async throws {
+        let daemon = try LiveDaemon(limits: ["maxRequestBytes": 4096])
+        let connection = try await daemon.connect()
+        #expect(connection.hello.limits.maxRequestBytes == 4096)
+        let injected = await keelError { _ = try await connection.request("PING\n1 QUIT") }
+        #expect(injected?.code == .badRequest)
+        let array = await keelError { _ = try await connection.request("GET", ["a", "b"]) }
+        #expect(array?.code == .badRequest)
+        let large = await keelError {
+            _ = try await connection.request("INSERT", ["entity": "Company", "values": ["name": .string(String(repeating: "n", count: 5000))]])
+        }
+        #expect(large?.code == .tooLarge)
+        #expect(connection.statistics.callsInFlight == 0)
+        // Values with line breaks are escaped, never cut the line.
+        let id = try await connection.request("INSERT", ["entity": "Company", "values": ["name": "two\nlines\r\n"]])?["$id"]?.stringValue
+        let object = try await connection.request("GET", ["$id": .string(try #require(id))])
+        #expect(object?["name"] == "two\nlines\r\n")
+    }
+
+    @Test("1,000 concurrent calls from separate tasks on one connection each get their own answer")
+    func thousandConcurrentCalls() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect(LiveDaemon.options())
+        let ids = try await insertCompanies(connection, count: 900)
+        // 900 GETs (each answer must name its own company), 50 GETs of objects that do not exist
+        // (each ERR must name its own ID), 50 COUNTs (each must count its own name).
+        let mismatches = Findings()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for call in 0..<1000 {
+                group.addTask {
+                    switch call {
+                    case 0..<900:
+                        let object = try await connection.request("GET", ["$id": .string(ids[call])])
+                        if object?["$id"]?.stringValue != ids[call] || object?["name"]?.stringValue != "c-\(call)" {
+                            mismatches.add("GET \(call) → \(object?.serialized() ?? "nil")")
+                        }
+                    case 900..<950:
+                        let missing = "Company/\(1_000_000 + call)"
+                        do throws(KeelError) {
+                            _ = try await connection.request("GET", ["$id": .string(missing)])
+                            mismatches.add("GET \(missing) succeeded")
+                        } catch {
+                            if error.code != .notFound || !error.message.contains(missing) {
+                                mismatches.add("GET \(missing) → \(error)")
+                            }
+                        }
+                    default:
+                        let name = "c-\(call - 950)"
+                        let reply = try await connection.request("COUNT", ["entity": "Company", "predicate": "name == %@", "args": [.string(name)]])
+                        if reply?["count"]?.intValue != 1 { mismatches.add("COUNT \(name) → \(reply?.serialized() ?? "nil")") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(mismatches.all == [])
+        #expect(connection.statistics.callsInFlight == 0)
+        #expect(connection.statistics.discardedLines == 0)
+    }
+
+    @Test("a reply line over maxReplyBytes fails its call with TOO_LARGE; the connection stays in step")
+    func replyTooLarge() async throws {
+        let daemon = try LiveDaemon()
+        var options = LiveDaemon.options()
+        options.maxReplyBytes = 64 << 10  // the MODEL reply at connect still fits
+        let connection = try await daemon.connect(options)
+        let short = try #require(try await connection.request("INSERT", ["entity": "Company", "values": ["name": "short"]])?["$id"]?.stringValue)
+        let long = try #require(
+            try await connection.request("INSERT", ["entity": "Company", "values": ["name": "long", "website": .string("https://example.com/" + String(repeating: "l", count: 70_000))]])?["$id"]?.stringValue)
+        _ = try await connection.request("SAVE")
+        let get = await keelError { _ = try await connection.request("GET", ["$id": .string(long)]) }
+        #expect(get?.code == .tooLarge)
+        #expect(try await connection.request("GET", ["$id": .string(short)])?["name"] == "short")
+        // In a stream: the rows before it arrive, then the stream fails; the rest is dropped.
+        var names: [String] = []
+        let stream = await keelError {
+            for try await row in connection.rows("FETCH", ["entity": "Company", "sort": [["key": "name", "ascending": false]]]) {
+                names.append(row["name"]?.stringValue ?? "")
+            }
+        }
+        #expect(names == ["short"])  // sorted descending: "short" before "long"
+        #expect(stream?.code == .tooLarge)
+        try await connection.ping()
+        #expect(connection.statistics.callsInFlight == 0)
+    }
+
+    @Test("tasks that prefer the connection's executor make their calls on its event loop")
+    func executor() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect()
+        let ids = try await insertCompanies(connection, count: 64)
+        let wrong = Findings()
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<64 {
+                group.addTask(executorPreference: connection.executor) {
+                    do throws(KeelError) {
+                        let object = try await connection.request("GET", ["$id": .string(ids[i])])
+                        if object?["name"]?.stringValue != "c-\(i)" { wrong.add("\(i): \(object?.serialized() ?? "nil")") }
+                    } catch {
+                        wrong.add("\(i): \(error)")
+                    }
+                }
+            }
+        }
+        #expect(wrong.all == [])
+        let rows = try await withTaskExecutorPreference(connection.executor) {
+            try await connection.rows("FETCH", ["entity": "Company"]).collect()
+        }
+        #expect(rows.count == 64)
+    }
+
+    @Test("close() lets calls in flight finish, then every later call fails with DISCONNECTED")
+    func close() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect()
+        _ = try await insertCompanies(connection, count: 300)
+        // A stream is sent when it is made: it is in flight when close() begins.
+        let rows = connection.rows("FETCH", ["entity": "Company"])
+        await connection.close()
+        #expect(try await rows.collect().count == 300)
+        let after = await keelError { try await connection.ping() }
+        #expect(after?.code == .disconnected)
+        #expect(after?.message.contains("close()") == true)
+        #expect(!connection.isConnected)
+        await connection.close()
+    }
+}
