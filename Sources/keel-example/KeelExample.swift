@@ -40,13 +40,14 @@ struct KeelExample: AsyncParsableCommand {
         do {
             data = try JSONDecoder().decode(CompanyData.self, from: Data(contentsOf: URL(fileURLWithPath: dataFile)))
         } catch {
-            throw ValidationError("cannot read the data file \(dataFile): \(error)")
+            throw ExampleFailure("cannot read the data file \(dataFile): \(error)")
         }
         let store: KeelStore
         do {
             store = try await open()
         } catch {
-            throw ExampleFailure("cannot open the store: \(error.message)")
+            let hint = error.code == .unavailable ? " — is keeld running? (`make run` starts it; or use --embedded DIR)" : ""
+            throw ExampleFailure("cannot open the store: \(error.message)\(hint)")
         }
         do {
             try await Flows(store: store, data: data).runAll()
@@ -64,7 +65,7 @@ struct KeelExample: AsyncParsableCommand {
             return try await KeelStore.open(dataFolder: embedded, model: model)
         }
         print("Connecting to keeld at \(socket)")
-        throw KeelError(.badRequest, "the daemon mode needs the remote backend (issue 6, branch client)")
+        return try await KeelStore.connect(socket: socket, clientName: "keel-example")
     }
 }
 

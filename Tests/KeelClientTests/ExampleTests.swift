@@ -1,8 +1,9 @@
-// keel-example runs its flows start to end (the binary, .build/debug/keel-example), and runs again
-// on the same store (it removes what its last run left first).
+// keel-example runs its flows start to end (the binary, .build/debug/keel-example), against a live
+// keeld and embedded, and runs again on the same store (it removes what its last run left first).
 
 import Foundation
 import KeelClient
+import KeelTestSupport
 import Testing
 
 @Suite("keel-example")
@@ -50,6 +51,34 @@ struct ExampleTests {
         #expect(output.range(of: #"computers = \["Computer/\d+"\]"#, options: .regularExpression) != nil)
     }
 
+    @Test("against keeld: the flows run, twice on the same daemon, and leave its store consistent")
+    func daemon() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let first = try Self.run(["--socket", keeld.socketPath])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.hasPrefix("Connecting to keeld at \(keeld.socketPath)\n"))
+        Self.expectFlows(first.output)
+        let second = try Self.run(["--socket", keeld.socketPath])
+        #expect(second.status == 0, "\(second.output)")
+        Self.expectFlows(second.output)
+        #expect(second.output.contains("Removed 22 objects an earlier run left."))
+        #expect(keeld.stop() == 0)
+        let opened = try DataFolder.open(directory: keeld.dataPath, modelPath: TestPaths.model)
+        #expect(try opened.store.verify().isEmpty)
+        try opened.close()
+    }
+
+    @Test("no keeld at the socket: a clear error with a hint, exit 1")
+    func noDaemon() throws {
+        let result = try Self.run(["--socket", "/tmp/keel-example-no-such.sock"])
+        #expect(result.status != 0)
+        #expect(result.status == 1)
+        #expect(result.output.contains("cannot open the store:"), "\(result.output)")
+        #expect(result.output.contains("is keeld running?"), "\(result.output)")
+    }
+
     @Test("embedded: the flows run, twice on the same data folder, and leave it consistent")
     func embedded() throws {
         let folder = try TestPaths.temporaryFolder()
@@ -67,10 +96,10 @@ struct ExampleTests {
         try opened.close()
     }
 
-    @Test("a data file that cannot be read: a clear error, exit status not 0")
+    @Test("a data file that cannot be read: a clear error, exit 1")
     func badDataFile() throws {
         let result = try Self.run(["--embedded", "/tmp/keel-example-never", "--data-file", "/no/such/file.json"])
-        #expect(result.status != 0)
+        #expect(result.status == 1)
         #expect(result.output.contains("cannot read the data file /no/such/file.json"))
     }
 }

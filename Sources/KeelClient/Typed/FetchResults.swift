@@ -46,12 +46,12 @@ public struct FetchResults<Element>: AsyncSequence, Sendable {
 
 extension KeelError {
     /// A fetch stream's failure as a `KeelError`: the backend's own error, or the reader's task
-    /// cancelled (`BUSY`: the fetch did nothing more and may be run again).
+    /// cancelled (`CANCELLED`, as the connection reports it).
     init(streamFailure error: any Error) {
         if let keel = error as? KeelError {
             self = keel
         } else if error is CancellationError {
-            self.init(.busy, "the fetch was cancelled", cause: CancellationError())
+            self.init(.cancelled, "the fetch was cancelled", cause: CancellationError())
         } else {
             self.init(.internal, "the fetch failed: \(error)")
         }

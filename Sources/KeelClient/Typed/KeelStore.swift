@@ -13,13 +13,19 @@ import Synchronization
 public final class KeelStore: Sendable {
     /// The context every store starts with (Core Data's `viewContext`).
     public let mainContext: KeelContext
+    /// The connection to keeld, for a store made by `connect` (subscriptions, admin calls, batch
+    /// requests: Docs/ClientConnection.md); nil for an embedded store.
+    public let connection: KeelConnection?
     let core: StoreCore
     private let closeBackend: @Sendable () async throws(KeelError) -> Void
 
     /// A store over any backend: `main` is its main context, `close` ends it (closes the embedded
     /// store, or the connection).
-    public init(main: any ContextBackend, close: @escaping @Sendable () async throws(KeelError) -> Void) {
+    public init(
+        main: any ContextBackend, connection: KeelConnection? = nil, close: @escaping @Sendable () async throws(KeelError) -> Void
+    ) {
         core = StoreCore(model: main.model)
+        self.connection = connection
         closeBackend = close
         mainContext = KeelContext(backend: main, core: core)
     }

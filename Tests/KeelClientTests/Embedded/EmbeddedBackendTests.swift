@@ -5,6 +5,7 @@
 import Foundation
 import KeelClient
 import KeelSampleModel
+import KeelTestSupport
 import Synchronization
 import Testing
 
@@ -38,6 +39,25 @@ struct EmbeddedBackendTests {
         // The failed open released the folder's lock.
         let fine = try await KeelStore.open(dataFolder: folder + "/other", model: TestPaths.model)
         try await fine.close()
+    }
+
+    @Test("one data folder, one holder: embedded is refused while keeld serves it, keeld while embedded holds it")
+    func keeldAndEmbedded() async throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let refused = await #expect(throws: KeelError.self) {
+            _ = try await KeelStore.open(dataFolder: keeld.dataPath, model: TestPaths.model)
+        }
+        #expect(refused?.code == .busy)
+        #expect(refused?.message.contains("is in use by another keeld (pid \(keeld.pid))") == true)
+        #expect(keeld.stop() == 0)
+        let store = try await KeelStore.open(dataFolder: keeld.dataPath, model: TestPaths.model)
+        let second = Keeld(sharing: keeld)
+        let refusal = try second.runExpectingRefusal()
+        #expect(refusal.status == 1)
+        #expect(refusal.stderr.contains("is in use by another application (KeelClient, embedded) (pid \(getpid()))"))
+        try await store.close()
     }
 
     @Test("a store dropped without close() closes itself: the folder is not left locked")

@@ -1,14 +1,18 @@
 // Stores for the typed-operation suite, one per backend: the suite is written once and runs on
-// each (`@Test(arguments: BackendKind.allCases)`). Each test gets a fresh data folder; at the end
-// the store is closed and the folder opened again offline and verified (every page, index and
+// each (`@Test(arguments: BackendKind.allCases)`) — embedded (`KeelStore.open`, contexts in this
+// process) and over the socket (`KeelStore.connect` to a real keeld started for the test,
+// KeelTestSupport's `Keeld`). Each test gets a fresh data folder; at the end the store is closed
+// (the daemon stopped) and the folder opened again offline and verified (every page, index and
 // inverse) before it is removed.
 
 import Foundation
 import KeelClient
+import KeelTestSupport
 import Testing
 
 enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case embedded
+    case daemon
 
     var testDescription: String { rawValue }
 }
@@ -36,33 +40,50 @@ enum TestPaths {
 final class TypedStore {
     let kind: BackendKind
     let folder: String
+    let dataPath: String
     let store: KeelStore
+    /// The daemon serving the folder, for `.daemon`.
+    let keeld: Keeld?
 
-    private init(kind: BackendKind, folder: String, store: KeelStore) {
+    private init(kind: BackendKind, folder: String, dataPath: String, store: KeelStore, keeld: Keeld?) {
         self.kind = kind
         self.folder = folder
+        self.dataPath = dataPath
         self.store = store
+        self.keeld = keeld
     }
 
-    var dataPath: String { folder + "/data" }
-
     static func open(_ kind: BackendKind, options: EmbeddedStoreOptions = EmbeddedStoreOptions()) async throws -> TypedStore {
-        let folder = try TestPaths.temporaryFolder()
         switch kind {
         case .embedded:
+            let folder = try TestPaths.temporaryFolder()
             let store = try await KeelStore.open(dataFolder: folder + "/data", model: TestPaths.model, options: options)
-            return TypedStore(kind: kind, folder: folder, store: store)
+            return TypedStore(kind: kind, folder: folder, dataPath: folder + "/data", store: store, keeld: nil)
+        case .daemon:
+            let keeld = try Keeld()
+            do {
+                try keeld.start()
+                let store = try await KeelStore.connect(socket: keeld.socketPath, clientName: "KeelClientTests")
+                return TypedStore(kind: kind, folder: keeld.folder, dataPath: keeld.dataPath, store: store, keeld: keeld)
+            } catch {
+                keeld.cleanUp()
+                throw error
+            }
         }
     }
 
-    /// Closes the store, verifies the data folder offline (no faults) and removes it.
+    /// Closes the store (and stops the daemon), verifies the data folder offline (no faults) and
+    /// removes it.
     func finish() async throws {
         try await store.close()
+        if let keeld {
+            #expect(keeld.stop() == 0, "keeld did not stop cleanly: \(keeld.stderr)")
+        }
         let folder = try DataFolder.open(directory: dataPath, modelPath: TestPaths.model)
         let faults = try folder.store.verify()
         try folder.close()
         #expect(faults.isEmpty, "the store has faults: \(faults)")
-        try? FileManager.default.removeItem(atPath: self.folder)
+        if let keeld { keeld.cleanUp() } else { try? FileManager.default.removeItem(atPath: self.folder) }
     }
 }
 
