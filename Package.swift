@@ -65,7 +65,12 @@ let package = Package(
         // The line protocol without sockets: request and reply lines, framing, the command table.
         .target(
             name: "KeelProtocol",
-            dependencies: ["KeelModel", .product(name: "Collections", package: "swift-collections")],
+            dependencies: [
+                "KeelModel",
+                "KeelStorage",
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -121,14 +126,25 @@ let package = Package(
             dependencies: ["KeelModel"],
             swiftSettings: strict
         ),
-        // keelctl: the admin tool (spec/cli.md); one file per command.
+        // keelctl: the admin tool (spec/cli.md), offline on a data folder or online through
+        // keeld, and `codegen`.
         .executableTarget(
             name: "keelctl",
             dependencies: [
+                "KeelClient",
                 "KeelCodegen",
+                "KeelProtocol",
                 "KeelModel",
+                "KeelStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        // keelctl's tests run the built binary (.build/debug/keelctl) on stores made in-process.
+        .testTarget(
+            name: "KeelctlTests",
+            dependencies: ["KeelModel", "KeelStorage", "KeelProtocol", "KeelTestSupport"],
             swiftSettings: strict
         ),
         // The code `keelctl codegen` makes from config/model.json: the sample entities that

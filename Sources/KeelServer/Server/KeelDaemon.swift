@@ -18,9 +18,9 @@
 // Blocking work (store open, checkpoint, close) runs on a NIOThreadPool, never on an event loop
 // nor on the cooperative pool.
 
+public import KeelProtocol
 public import Logging
 import KeelModel
-import KeelProtocol
 import NIOCore
 import NIOPosix
 public import ServiceLifecycle
