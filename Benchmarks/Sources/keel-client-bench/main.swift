@@ -148,7 +148,7 @@ if let only = settings.only {
 
 let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
 print("keel-client-bench: GET by ID, \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
-print("workload                                   calls/s   vs raw   client overhead")
+print("workload".padding(toLength: 50, withPad: " ", startingAt: 0) + " calls/s   vs raw   client overhead")
 for depth in [1, 16] {
     let names = ["raw-\(depth)", "client-\(depth)", "loop-\(depth)"]
     var rates: [String: [Double]] = [:]

@@ -91,6 +91,15 @@ final class ConnectionCore: Sendable {
         var outgoing = ByteBuffer()
         /// A flush task is queued on the event loop.
         var flushScheduled = false
+        /// Calls registered whose lines are still in `outgoing` (so `calls.count - queuedCalls`
+        /// calls are on the wire, unanswered).
+        var queuedCalls = 0
+        /// `outgoing` waits for the end of the next read (see `submit`).
+        var flushDeferred = false
+        /// Reading is paused for a slow stream consumer: nothing may wait for a read.
+        var readsPaused = false
+        /// A flush job is queued behind the tasks the last read resumed (see `readEnded`).
+        var flushJobPending = false
         /// The connection is gone: why. Every later call fails with it.
         var failure: KeelError?
         /// `close()` has begun: later calls fail with this (QUIT still goes out).
@@ -186,12 +195,69 @@ final class ConnectionCore: Sendable {
                 s.timerAt = deadline
                 s.timerDirty = true
             }
-            guard !s.flushScheduled else { return (nil, false) }
-            s.flushScheduled = true
-            return (nil, true)
+            return (nil, Self.queued(&s))
         }
         if flush { scheduleFlush() }
         return error
+    }
+
+    /// A line was appended to `outgoing` for a new call: whether the caller must schedule a
+    /// flush. While other calls are on the wire unanswered, the line waits for the end of the
+    /// next read instead, where the event loop writes everything queued at once (`readEnded`):
+    /// the daemon answers a connection's requests in order, so they would wait behind those
+    /// calls anyway, and requests then leave in one write per burst of replies rather than one
+    /// per waking task. An idle connection (or one paused for a slow consumer) writes at once.
+    static func queued(_ s: inout State) -> Bool {
+        s.queuedCalls += 1
+        guard !s.flushScheduled, !s.flushDeferred, !s.flushJobPending else { return false }
+        if s.calls.count - s.queuedCalls > 0, !s.readsPaused {
+            s.flushDeferred = true
+            return false
+        }
+        s.flushScheduled = true
+        return true
+    }
+
+    /// The end of a read (event loop) that resumed `resumed` waiting tasks. What waited for it
+    /// is written now — or, when several tasks were just resumed, by a job queued on the
+    /// cooperative pool behind them, so that the requests they make next (most callers make
+    /// another) leave in one write, as a pipelining client's would.
+    func readEnded(resumed: Int = 0) {
+        enum Next { case nothing, flush, job }
+        let next = state.withLock { s -> Next in
+            if resumed > 1, !s.readsPaused, !s.flushJobPending {
+                s.flushJobPending = true
+                return .job
+            }
+            guard s.flushDeferred, !s.flushScheduled, !s.flushJobPending else { return .nothing }
+            s.flushDeferred = false
+            s.flushScheduled = true
+            return .flush
+        }
+        switch next {
+        case .nothing: break
+        case .flush: flush()
+        case .job: Task { [weak self] in self?.flushJob() }
+        }
+    }
+
+    /// The job `readEnded` queued: the requests made since are written in one go.
+    private func flushJob() {
+        let schedule = state.withLock { s -> Bool in
+            s.flushJobPending = false
+            guard s.outgoing.readableBytes > 0, !s.flushScheduled else { return false }
+            s.flushDeferred = false
+            s.flushScheduled = true
+            return true
+        }
+        if schedule { scheduleFlush() }
+    }
+
+    /// Reading stops or starts again for a slow stream consumer (event loop); while it is
+    /// stopped, requests are written at once.
+    func setReadsPaused(_ paused: Bool) {
+        state.withLock { $0.readsPaused = paused }
+        if paused { readEnded() }
     }
 
     /// Queues the flush task (once per burst: the caller set `flushScheduled`); on the event
@@ -206,9 +272,11 @@ final class ConnectionCore: Sendable {
 
     /// Writes everything queued in one write and one flush (on the event loop), and moves the
     /// deadline timer earlier when a call asked for it.
-    private func flush() {
+    func flush() {
         let (bytes, channel, rearm) = state.withLock { s -> (ByteBuffer, (any Channel)?, NIODeadline?) in
             s.flushScheduled = false
+            s.flushDeferred = false
+            s.queuedCalls = 0
             let bytes = s.outgoing
             s.outgoing = ByteBuffer()
             let rearm = s.timerDirty ? s.timerAt : nil
@@ -224,6 +292,8 @@ final class ConnectionCore: Sendable {
     /// What `route` found for a line.
     enum Routed {
         case none
+        /// A waiting task was resumed.
+        case resumed
         /// A stream's consumer is behind: stop reading until it resumes.
         case pause
     }
@@ -264,7 +334,7 @@ final class ConnectionCore: Sendable {
             return .none
         case .resume(let continuation):
             continuation.resume(returning: .success(RawReply(line: line, head: head)))
-            return .none
+            return .resumed
         case .finish(let sink):
             if case .error = head.kind, case .failure(let error) = RawReply(line: line, head: head).outcome(command: "the stream") {
                 sink.finish(error)
