@@ -1,6 +1,7 @@
 // The connection's side on its event loop: cuts what the daemon sends into lines (LineFramer,
-// bounded by `maxReplyBytes`), parses each (Reply), and hands it to the core, which matches it
-// to its call by tag. Writing is the core's (one write and flush per burst of calls).
+// bounded by `maxReplyBytes`), reads the head of each (ReplyHead: tag and kind, not the JSON),
+// and hands it to the core, which matches it to its call by tag. Writing is the core's
+// (ConnectionCore+Writing.swift); the end of each read tells it when queued requests may go.
 //
 // Back-pressure: when a stream's consumer falls behind (its buffer reaches the high-water
 // mark), the handler stops cutting lines — the rest of the current read waits in `backlog` —
