@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "KeelServer", targets: ["KeelServer"]),
         .library(name: "KeelClient", targets: ["KeelClient"]),
         .executable(name: "keeld", targets: ["keeld"]),
+        .executable(name: "keelctl", targets: ["keelctl"]),
         // For the integration tests and the client benchmark: a real keeld on a temporary
         // socket, and a raw line client. Not part of the product an application uses.
         .library(name: "KeelTestSupport", targets: ["KeelTestSupport"]),
@@ -62,7 +63,12 @@ let package = Package(
         // The line protocol without sockets: request and reply lines, framing, the command table.
         .target(
             name: "KeelProtocol",
-            dependencies: ["KeelModel", .product(name: "Collections", package: "swift-collections")],
+            dependencies: [
+                "KeelModel",
+                "KeelStorage",
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -110,6 +116,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
             ],
+            swiftSettings: strict
+        ),
+        // keelctl: the admin tool (spec/cli.md), offline on a data folder or online through keeld.
+        .executableTarget(
+            name: "keelctl",
+            dependencies: [
+                "KeelClient",
+                "KeelProtocol",
+                "KeelModel",
+                "KeelStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // keelctl's tests run the built binary (.build/debug/keelctl) on stores made in-process.
+        .testTarget(
+            name: "KeelctlTests",
+            dependencies: ["KeelModel", "KeelStorage", "KeelProtocol", "KeelTestSupport"],
             swiftSettings: strict
         ),
         // What every integration suite shares: the real keeld binary started on a temporary

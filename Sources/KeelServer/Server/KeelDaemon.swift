@@ -16,9 +16,9 @@
 // Blocking work (store open, checkpoint, close) runs on a NIOThreadPool, never on an event loop
 // nor on the cooperative pool.
 
+public import KeelProtocol
 public import Logging
 import KeelModel
-import KeelProtocol
 import NIOCore
 import NIOPosix
 public import ServiceLifecycle
@@ -142,7 +142,12 @@ private struct Prepared: Sendable {
     var existing: SocketPreparation.Existing
 
     static func make(_ configuration: ServerConfiguration, logger: Logger) throws(StartupFailure) -> Prepared {
-        let lock = try DataFolderLock.acquire(directory: configuration.dataDirectory)
+        let lock: DataFolderLock
+        do throws(KeelError) {
+            lock = try DataFolderLock.acquire(directory: configuration.dataDirectory, program: "keeld")
+        } catch {
+            throw StartupFailure(error.message)
+        }
         do throws(StartupFailure) {
             let model: Model
             do throws(KeelError) {
