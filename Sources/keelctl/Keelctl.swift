@@ -12,7 +12,7 @@ import Logging
 struct Keelctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keelctl",
-        abstract: "Administers Keel data folders: compaction, checkpoints, verification, statistics, backup and restore, import and export, models, queries.",
+        abstract: "Administers Keel data folders: compaction, checkpoints, verification, statistics, backup and restore, import and export, models, queries; generates typed Swift from a model.",
         discussion: """
             Commands that read or change a store work offline on a data folder (--data DIR, \
             default: the dataDirectory of config/keeld.json, else ./.keel/data; refused while a keeld \
@@ -25,7 +25,7 @@ struct Keelctl: AsyncParsableCommand {
             """,
         subcommands: [
             Compact.self, Checkpoint.self, Verify.self, Stats.self, Backup.self, Restore.self, Import.self, Export.self,
-            ModelCommand.self, Query.self,
+            ModelCommand.self, Query.self, Codegen.self,
         ])
 
     static func main() async {

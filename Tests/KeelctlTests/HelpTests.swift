@@ -14,7 +14,8 @@ struct HelpTests {
         #expect(run.status == 0 && run.stderr.isEmpty)
         #expect(run.stdout == #"""
             OVERVIEW: Administers Keel data folders: compaction, checkpoints, verification,
-            statistics, backup and restore, import and export, models, queries.
+            statistics, backup and restore, import and export, models, queries; generates
+            typed Swift from a model.
 
             Commands that read or change a store work offline on a data folder (--data DIR,
             default: the dataDirectory of config/keeld.json, else ./.keel/data; refused
@@ -54,6 +55,8 @@ struct HelpTests {
               model                   Validates a model file, or says whether a model
                                       change is a lightweight migration.
               query                   Runs a FETCH and prints the objects as a table.
+              codegen                 Writes typed Swift for KeelClient, one file per
+                                      entity of a model.
 
               See 'keelctl help <subcommand>' for detailed help.
 
