@@ -3,7 +3,7 @@
 SWIFT ?= swift
 # Slow suites (long crash loops, soaks, fuzzing) run only with KEEL_SLOW_TESTS=1: `make test-slow`.
 
-.PHONY: run test test-slow build bench bench-quick deps format clean
+.PHONY: run test test-slow build keelctl bench bench-quick bench-client deps format clean
 
 deps:
 	@scripts/ensure-deps.sh
@@ -16,6 +16,10 @@ build: deps
 run: deps
 	$(SWIFT) build --product keeld
 	.build/debug/keeld
+
+# The admin tool, .build/debug/keelctl (Docs/Operations.md, "keelctl").
+keelctl: deps
+	$(SWIFT) build --product keelctl
 
 # --build-tests builds every product too: the integration tests start the real .build/debug/keeld.
 test: deps
@@ -33,6 +37,10 @@ bench:
 bench-quick:
 	@scripts/ensure-deps.sh --bench
 	cd Benchmarks && $(SWIFT) run -c release keel-bench --quick
+
+# KeelConnection against raw protocol lines, GET by ID, against a release keeld (Performance.md, "Client").
+bench-client:
+	scripts/bench-client.sh
 
 clean:
 	rm -rf .build Benchmarks/.build

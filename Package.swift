@@ -18,7 +18,10 @@ let package = Package(
         .library(name: "KeelProtocol", targets: ["KeelProtocol"]),
         .library(name: "KeelServer", targets: ["KeelServer"]),
         .library(name: "KeelClient", targets: ["KeelClient"]),
+        .library(name: "KeelCodegen", targets: ["KeelCodegen"]),
         .executable(name: "keeld", targets: ["keeld"]),
+        .executable(name: "keelctl", targets: ["keelctl"]),
+        .executable(name: "keel-example", targets: ["keel-example"]),
         // For the integration tests and the client benchmark: a real keeld on a temporary
         // socket, and a raw line client. Not part of the product an application uses.
         .library(name: "KeelTestSupport", targets: ["KeelTestSupport"]),
@@ -62,7 +65,12 @@ let package = Package(
         // The line protocol without sockets: request and reply lines, framing, the command table.
         .target(
             name: "KeelProtocol",
-            dependencies: ["KeelModel", .product(name: "Collections", package: "swift-collections")],
+            dependencies: [
+                "KeelModel",
+                "KeelStorage",
+                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -112,6 +120,65 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `keelctl codegen`: a model → one Swift file per entity for the typed client API.
+        .target(
+            name: "KeelCodegen",
+            dependencies: ["KeelModel"],
+            swiftSettings: strict
+        ),
+        // keelctl: the admin tool (spec/cli.md), offline on a data folder or online through
+        // keeld, and `codegen`.
+        .executableTarget(
+            name: "keelctl",
+            dependencies: [
+                "KeelClient",
+                "KeelCodegen",
+                "KeelProtocol",
+                "KeelModel",
+                "KeelStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // keelctl's tests run the built binary (.build/debug/keelctl) on stores made in-process.
+        .testTarget(
+            name: "KeelctlTests",
+            dependencies: ["KeelModel", "KeelStorage", "KeelProtocol", "KeelTestSupport"],
+            swiftSettings: strict
+        ),
+        // The code `keelctl codegen` makes from config/model.json: the sample entities that
+        // keel-example and the client tests use (a test regenerates it and compares).
+        .target(
+            name: "KeelSampleModel",
+            dependencies: ["KeelClient"],
+            swiftSettings: strict
+        ),
+        // The classic Core Data tutorial flows on the sample model, against keeld or embedded.
+        .executableTarget(
+            name: "keel-example",
+            dependencies: [
+                "KeelClient",
+                "KeelSampleModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        // What `keelctl codegen` makes from Tests/KeelCodegenTests/Models/golden.json (every
+        // attribute type with a default, inheritance three deep, keyword names): compiled in the
+        // test build, compared byte for byte by KeelCodegenTests.
+        .target(
+            name: "KeelCodegenFixture",
+            dependencies: ["KeelClient"],
+            path: "Tests/KeelCodegenFixture",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "KeelCodegenTests",
+            dependencies: ["KeelCodegen", "KeelModel", "KeelClient", "KeelCodegenFixture"],
+            exclude: ["Models"],
+            swiftSettings: strict
+        ),
         // What every integration suite shares: the real keeld binary started on a temporary
         // socket (Keeld), a raw line client (LineClient), writer threads (LoadClients). A regular
         // target so that several test targets can use one copy.
@@ -130,7 +197,7 @@ let package = Package(
         // The client against a live keeld: the connection, streams, deadlines, the remote context.
         .testTarget(
             name: "KeelClientTests",
-            dependencies: ["KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport"],
+            dependencies: ["KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport", "KeelSampleModel"],
             swiftSettings: strict
         ),
     ]

@@ -17,4 +17,4 @@ JSON
 .build/release/keeld --config "$work/keeld.json" >"$work/ready" 2>"$work/keeld.err" &
 keeld=$!
 for _ in $(seq 100); do [[ -s "$work/ready" ]] && break; sleep 0.1; done
-Benchmarks/.build/release/keel-client-bench --socket "$work/k.sock" --seconds "$seconds" --rounds "$rounds"
+Benchmarks/.build/release/keel-client-bench --socket "$work/k.sock" --seconds "$seconds" --rounds "$rounds" --daemon-pid "$keeld"

@@ -30,7 +30,7 @@ public protocol ContextBackend: AnyObject, Sendable {
     func relate(_ id: String, relationship: String, add: [String], remove: [String]) async throws(KeelError)
     /// `GET`: the object as wire JSON (`$id`, `$entity`, `$version`, properties).
     func get(_ id: String, include: [String]) async throws(KeelError) -> JSON
-    /// `FETCH`: rows as they are produced (objects, IDs as strings, or dictionaries, by
+    /// `FETCH`: rows as they are produced, in wire form (objects; `{"$id":…}` objects for `ids`; dictionaries — by
     /// `request["result"]`). The stream ends with the fetch, or throws its `KeelError`.
     func fetch(_ request: JSON) -> AsyncThrowingStream<JSON, any Error>
     /// `COUNT`.

@@ -5,6 +5,7 @@
 
 import ArgumentParser
 import Foundation
+import KeelProtocol
 import KeelServer
 import Logging
 import ServiceLifecycle
@@ -65,12 +66,10 @@ struct Keeld: AsyncParsableCommand {
 
     private func resolveConfiguration() throws(StartupFailure) -> ServerConfiguration {
         var settings: ServerConfiguration
-        if let config {
-            settings = try ServerConfiguration.load(path: config)
-        } else if FileManager.default.fileExists(atPath: "config/keeld.json") {
-            settings = try ServerConfiguration.load(path: "config/keeld.json")
-        } else {
-            settings = ServerConfiguration()
+        do throws(ConfigurationError) {
+            settings = try ServerConfiguration.resolve(file: config)
+        } catch {
+            throw StartupFailure(error.message)
         }
         if let data { settings.dataDirectory = data }
         if let model { settings.modelPath = model }

@@ -107,7 +107,8 @@ struct BatchAndAdminTests {
             try c.fails(#"bk3 BACKUP {"path":"\#(bad)"}"#, "BAD_REQUEST")
         }
         #expect(try c.ok(#"bk4 BACKUP {"path":"daily/second"}"#)?["bytes"] != nil, "a name may have folders under the backup folder")
-        #expect(FileManager.default.fileExists(atPath: keeld.folder + "/backups/daily/second/Default.keel"))
+        #expect(FileManager.default.fileExists(atPath: keeld.folder + "/backups/daily/second"), "one backup file")
+        #expect(!FileManager.default.fileExists(atPath: keeld.folder + "/backups/daily/second.partial"))
         #expect(!FileManager.default.fileExists(atPath: keeld.folder + "/out"))
     }
 

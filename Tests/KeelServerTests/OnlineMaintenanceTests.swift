@@ -1,6 +1,6 @@
 // COMPACT and BACKUP online: while other connections save in a loop (LoadClients), against a
-// real keeld. Every save acknowledged is present after the compactions; the backup is a data
-// folder that opens with a consistent state (each save whole, every save acknowledged before the
+// real keeld. Every save acknowledged is present after the compactions; the backup file restores
+// into a data folder that opens with a consistent state (each save whole, every save acknowledged before the
 // BACKUP was sent present) and verifies clean.
 
 import Foundation
@@ -81,13 +81,13 @@ struct OnlineMaintenanceTests {
         group.wait()
         #expect(record.violations.isEmpty, "\(record.violations)")
 
+        // The backup file restores (every block checked, every check run) into a data folder.
         let model = try ModelLoader.load(path: Keeld.model)
-        let copy = try ObjectStore.open(directory: keeld.folder + "/backups/under-load", model: model)
+        let restored = keeld.folder + "/restored"
+        _ = try ObjectStore.restore(backup: keeld.folder + "/backups/under-load", into: restored, model: model)
+        let copy = try ObjectStore.open(directory: restored, model: model)
         defer { try? copy.close() }
-        #expect(try copy.verify().isEmpty)
-        for file in try copy.verifyStoreFiles() {
-            #expect(file.report.isClean, "\(file.configuration): \(file.report)")
-        }
+        #expect(try copy.verifyAll().isEmpty)
         let snapshot = try copy.snapshot()
         defer { snapshot.close() }
         var companies: [String: ObjectID] = [:]

@@ -10,12 +10,19 @@
 // / client rate − 1 (the client's extra time per call). scripts/bench-client.sh builds and
 // starts a release keeld and runs this.
 //
-//     keel-client-bench --socket PATH [--seconds 3] [--rounds 3] [--objects 1000] [--only WORKLOAD]
+//     keel-client-bench --socket PATH [--seconds 3] [--rounds 3] [--objects 1000] [--only WORKLOAD] [--daemon-pid PID]
+//
+// With `--daemon-pid`, keeld's CPU time per call is reported beside the client's (this
+// process's): on a shared machine they are steadier than the rates, and they say where time goes.
 
 import Foundation
 import KeelClient
 import KeelModel
 import KeelTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The run's settings, from the command line.
 struct Settings: Sendable {
@@ -25,6 +32,8 @@ struct Settings: Sendable {
     var objects = 1000
     /// Only this workload, for profiling: `raw-N`, `client-N` or `loop-N`.
     var only: String?
+    /// keeld's pid, to report its CPU time per call too.
+    var daemonPID: Int32?
 
     init(_ arguments: [String]) {
         var arguments = arguments[...]
@@ -35,13 +44,14 @@ struct Settings: Sendable {
             case "--rounds": rounds = Int(arguments.popFirst() ?? "") ?? rounds
             case "--objects": objects = Int(arguments.popFirst() ?? "") ?? objects
             case "--only": only = arguments.popFirst()
+            case "--daemon-pid": daemonPID = Int32(arguments.popFirst() ?? "")
             default:
                 FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
                 exit(2)
             }
         }
         guard !socketPath.isEmpty else {
-            FileHandle.standardError.write(Data("usage: keel-client-bench --socket PATH [--seconds S] [--rounds N] [--objects N] [--only raw-N|client-N|loop-N]\n".utf8))
+            FileHandle.standardError.write(Data("usage: keel-client-bench --socket PATH [--seconds S] [--rounds N] [--objects N] [--only raw-N|client-N|loop-N] [--daemon-pid PID]\n".utf8))
             exit(2)
         }
     }
@@ -100,11 +110,42 @@ struct Bench: Sendable {
     }
 
     /// Calls per second of `body`.
-    func rate(_ body: () async throws -> Int) async throws -> Double {
+    func rate(_ body: () async throws -> Int) async throws -> Sample {
         let start = Date()
+        let (cpu, daemonCPU) = (processCPU(), settings.daemonPID.map(daemonCPUSeconds))
         let calls = try await body()
-        return Double(calls) / Date().timeIntervalSince(start)
+        let seconds = Date().timeIntervalSince(start)
+        let perCall = { (spent: Double) in spent / Double(max(calls, 1)) * 1e6 }
+        return Sample(
+            rate: Double(calls) / seconds, clientMicros: perCall(processCPU() - cpu),
+            daemonMicros: daemonCPU.flatMap { before in settings.daemonPID.map { perCall(daemonCPUSeconds($0) - before) } })
     }
+}
+
+/// One run of one workload: calls per second, and CPU time per call of this process and (with
+/// `--daemon-pid`) of keeld.
+struct Sample {
+    var rate: Double
+    var clientMicros: Double
+    var daemonMicros: Double?
+}
+
+/// This process's user and system CPU time, in seconds.
+func processCPU() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// A process's user and system CPU time, in seconds (/proc/PID/stat, in clock ticks).
+func daemonCPUSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -127,9 +168,23 @@ let bench = Bench(
     settings: settings, connection: connection, lines: ids.map { Array("t GET {\"$id\":\"\($0)\"}\n".utf8) },
     requests: ids.map { ["$id": .string($0)] })
 
+/// CPU time to parse one GET reply's JSON (the part of a call that a raw client counting
+/// lines does not do), averaged over many parses of a reply this daemon sent.
+func parseMicros() async throws -> Double {
+    var line = ""
+    for try await row in connection.rows("FETCH", ["entity": "Company", "limit": 1]) { row.write(to: &line) }
+    let bytes = Array(line.utf8)
+    let count = 100_000
+    let start = processCPU()
+    var keys = 0
+    for _ in 0..<count { keys += try JSON.parse(bytes).objectValue?.count ?? 0 }
+    precondition(keys > 0)
+    return (processCPU() - start) / Double(count) * 1e6
+}
+
 /// One workload by name: `raw-N`, `client-N` (N tasks on the cooperative pool) or `loop-N`
 /// (N tasks on the connection's event loop).
-func run(_ name: String) async throws -> Double {
+func run(_ name: String) async throws -> Sample {
     let parts = name.split(separator: "-")
     guard parts.count == 2, let depth = Int(parts[1]) else { throw KeeldError("no workload \(name)") }
     switch parts[0] {
@@ -141,29 +196,40 @@ func run(_ name: String) async throws -> Double {
 }
 
 if let only = settings.only {
-    print(String(format: "%@: %.0f /s", only, try await run(only)))
+    let sample = try await run(only)
+    print(String(format: "%@: %.0f /s, client %.1f µs CPU/call", only, sample.rate, sample.clientMicros)
+        + (sample.daemonMicros.map { String(format: ", keeld %.1f µs CPU/call", $0) } ?? ""))
     await connection.close()
     exit(0)
 }
 
+let parse = try await parseMicros()
 let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
 print("keel-client-bench: GET by ID, \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
-print("workload                                   calls/s   vs raw   client overhead")
+print("workload".padding(toLength: 50, withPad: " ", startingAt: 0) + " calls/s   vs raw   overhead   client CPU/call   keeld CPU/call")
 for depth in [1, 16] {
     let names = ["raw-\(depth)", "client-\(depth)", "loop-\(depth)"]
-    var rates: [String: [Double]] = [:]
+    var samples: [String: [Sample]] = [:]
     for round in 0..<settings.rounds {
         // Rotate which goes first, so drift in the machine's load hits all alike.
         for i in 0..<names.count {
             let name = names[(i + round) % names.count]
-            rates[name, default: []].append(try await run(name))
+            samples[name, default: []].append(try await run(name))
         }
     }
-    let raw = median(rates[names[0]] ?? [0])
+    /// The median round by rate.
+    func middle(_ name: String) -> Sample {
+        let sorted = (samples[name] ?? []).sorted { $0.rate < $1.rate }
+        return sorted[sorted.count / 2]
+    }
+    let raw = middle(names[0]).rate
     for (name, label) in zip(names, ["raw lines", "KeelConnection, tasks on the pool", "KeelConnection, tasks on its event loop"]) {
-        let rate = median(rates[name] ?? [0])
+        let sample = middle(name)
         let row = "\(label), \(depth) in flight".padding(toLength: 50, withPad: " ", startingAt: 0)
-        print(row + String(format: "%8.0f   %6.2f   %+6.1f%%", rate, rate / raw, (raw / rate - 1) * 100))
+        print(
+            row + String(format: "%8.0f   %6.2f   %+6.1f%%   %9.1f µs", sample.rate, sample.rate / raw, (raw / sample.rate - 1) * 100, sample.clientMicros)
+                + (sample.daemonMicros.map { String(format: "      %9.1f µs", $0) } ?? ""))
     }
 }
+print(String(format: "JSON parse of one GET reply (done by the client, not by raw lines): %.1f µs CPU", parse))
 await connection.close()

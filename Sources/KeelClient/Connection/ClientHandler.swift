@@ -1,6 +1,7 @@
 // The connection's side on its event loop: cuts what the daemon sends into lines (LineFramer,
-// bounded by `maxReplyBytes`), parses each (Reply), and hands it to the core, which matches it
-// to its call by tag. Writing is the core's (one write and flush per burst of calls).
+// bounded by `maxReplyBytes`), reads the head of each (ReplyHead: tag and kind, not the JSON),
+// and hands it to the core, which matches it to its call by tag. Writing is the core's
+// (ConnectionCore+Writing.swift); the end of each read tells it when queued requests may go.
 //
 // Back-pressure: when a stream's consumer falls behind (its buffer reaches the high-water
 // mark), the handler stops cutting lines — the rest of the current read waits in `backlog` —
@@ -32,6 +33,8 @@ final class ClientHandler: ChannelDuplexHandler {
     private var readWanted = false
     /// The connection has failed: nothing more is framed.
     private var closed = false
+    /// Tasks resumed by the lines of the current read.
+    private var resumed = 0
 
     init(core: ConnectionCore, maxReplyBytes: Int) {
         self.core = core
@@ -68,6 +71,12 @@ final class ClientHandler: ChannelDuplexHandler {
         backlog.append(unwrapInboundIn(data))
         ConnectionCore.Counters.raise(core.counters.peakUnreadBytes, to: backlog.reduce(0) { $0 + $1.readableBytes })
         processBacklog()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        core.readEnded(resumed: resumed)
+        resumed = 0
+        context.fireChannelReadComplete()
     }
 
     func read(context: ChannelHandlerContext) {
@@ -153,7 +162,11 @@ final class ClientHandler: ChannelDuplexHandler {
             core.logger.debug("reply with a foreign tag dropped", metadata: ["call.tag": "\(head.tag)"])
             return
         }
-        if case .pause = core.route(head, line: line, tag: number) {
+        switch core.route(head, line: line, tag: number) {
+        case .none: break
+        case .resumed: resumed += 1
+        case .pause:
+            if paused.isEmpty { core.setReadsPaused(true) }
             paused.insert(number)
         }
     }
@@ -184,7 +197,11 @@ final class ClientHandler: ChannelDuplexHandler {
 
     private func restartReading() {
         guard paused.isEmpty, let context else { return }
+        core.setReadsPaused(false)
         processBacklog()
+        // The backlog may have held the last replies requests were waiting on (ConnectionCore.queued).
+        core.readEnded(resumed: resumed)
+        resumed = 0
         if paused.isEmpty, backlog.isEmpty, readWanted {
             readWanted = false
             context.read()

@@ -109,9 +109,7 @@ extension ConnectionCore {
         let tag = makeTag()
         s.calls[tag] = PendingCall(kind: .discarded, deadline: nil, timeout: .zero, command: "UNSUBSCRIBE")
         s.outgoing.writeString("\(tag) UNSUBSCRIBE\n")
-        guard !s.flushScheduled else { return false }
-        s.flushScheduled = true
-        return true
+        return Self.queued(&s)
     }
 
     /// An `* EVENT` line (event loop): to every subscriber, restricted to what it follows.

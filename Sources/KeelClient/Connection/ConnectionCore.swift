@@ -4,23 +4,22 @@
 // or a buffer append, never across I/O or a continuation's resumption.
 //
 // A call's life:
-// 1. `submit` (the calling task): its tag (a counter, written in decimal) and line are made
-//    outside the lock; under it the call is registered and the line appended to `outgoing`. The
-//    first call of a burst schedules one flush on the event loop; calls made before that flush
-//    runs ride along in the same write (coalescing).
-// 2. `route` (the event loop): each reply line is matched to its call by tag. A ROW goes to the
-//    call's stream, the final line (OK or ERR) ends the call.
-// 3. A call whose deadline passes (`expire`, the deadline timer) or whose task is cancelled
-//    (`cancel`) fails at once and stays registered as `discarded`: its late reply and rows are
-//    dropped when they come, by tag, so the connection never falls out of step.
-// 4. When the connection goes (`fail`), every registered call fails with that error and every
-//    later `submit` fails at once.
+// 1. `submit` (+Writing: the calling task): its tag (a counter, written in decimal) and line are
+//    made outside the lock; under it the call is registered and the line appended to
+//    `outgoing`, written in bursts (`queued`, `readEnded`).
+// 2. `route` (here: the event loop): each reply line is matched to its call by tag. A ROW goes to
+//    the call's stream, the final line (OK or ERR) ends the call; its JSON is parsed by the task
+//    that waits for it (`RawReply`).
+// 3. A call whose deadline passes (+Deadlines: `expire`, the deadline timer) or whose task is
+//    cancelled (`cancel`) fails at once and stays registered as `discarded`: its late reply and
+//    rows are dropped when they come, by tag, so the connection never falls out of step.
+// 4. When the connection goes (+Deadlines: `fail`), every registered call fails with that error
+//    and every later `submit` fails at once.
 
 import KeelModel
 import KeelProtocol
 import Logging
 import NIOCore
-import OrderedCollections
 import Synchronization
 
 /// A stream call's destination: ROW lines, kept as they came, decoded by its consumer.
@@ -91,6 +90,15 @@ final class ConnectionCore: Sendable {
         var outgoing = ByteBuffer()
         /// A flush task is queued on the event loop.
         var flushScheduled = false
+        /// Calls registered whose lines are still in `outgoing` (so `calls.count - queuedCalls`
+        /// calls are on the wire, unanswered).
+        var queuedCalls = 0
+        /// `outgoing` waits for the end of the next read (see `submit`).
+        var flushDeferred = false
+        /// Reading is paused for a slow stream consumer: nothing may wait for a read.
+        var readsPaused = false
+        /// A flush job is queued behind the tasks the last read resumed (see `readEnded`).
+        var flushJobPending = false
         /// The connection is gone: why. Every later call fails with it.
         var failure: KeelError?
         /// `close()` has begun: later calls fail with this (QUIT still goes out).
@@ -149,81 +157,13 @@ final class ConnectionCore: Sendable {
         nextTag.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
-    // MARK: Sending
-
-    /// The request line of `command` with `arguments` (a JSON object or nil). Throws
-    /// `BAD_REQUEST` for a command name or arguments no line can carry, `TOO_LARGE` for a line
-    /// over the daemon's limit — before anything is sent.
-    func encode(tag: UInt64, command: String, arguments: JSON?) throws(KeelError) -> String {
-        guard Request.isValidCommand(command) else {
-            throw KeelError(.badRequest, "\"\(command)\" is not a command name (letters and dots)")
-        }
-        var members: OrderedDictionary<String, JSON> = [:]
-        switch arguments {
-        case nil, .null?: break
-        case .object(let object)?: members = object
-        case let other?: throw KeelError(.badRequest, "the arguments of \(command) must be a JSON object, not \(other.kindName)")
-        }
-        var line = ""
-        Request.writeLine(tag: String(tag), command: command, arguments: members, to: &line)
-        let limit = maxRequestBytes.load(ordering: .relaxed)
-        if line.utf8.count - 1 > limit {
-            throw KeelError(
-                .tooLarge, "the \(command) request is \(line.utf8.count - 1) bytes; the daemon takes at most \(limit) (maxRequestBytes)")
-        }
-        return line
-    }
-
-    /// Registers `call` under `tag` and queues its line. Returns the error instead when the
-    /// connection is gone or the calling task is already cancelled (nothing is sent then).
-    func submit(tag: UInt64, line: String, call: PendingCall, whileClosing: Bool = false) -> KeelError? {
-        let (error, flush) = state.withLock { s -> (KeelError?, Bool) in
-            if let failure = s.failure ?? (whileClosing ? nil : s.closing) { return (failure, false) }
-            if Task.isCancelled { return (KeelError(.cancelled, "the task was cancelled before \(call.command) was sent"), false) }
-            s.calls[tag] = call
-            s.outgoing.writeString(line)
-            if let deadline = call.deadline, s.timerAt.map({ deadline < $0 }) ?? true {
-                s.timerAt = deadline
-                s.timerDirty = true
-            }
-            guard !s.flushScheduled else { return (nil, false) }
-            s.flushScheduled = true
-            return (nil, true)
-        }
-        if flush { scheduleFlush() }
-        return error
-    }
-
-    /// Queues the flush task (once per burst: the caller set `flushScheduled`); on the event
-    /// loop itself (a task running on `KeelConnection.executor`) it flushes at once.
-    func scheduleFlush() {
-        if eventLoop.inEventLoop {
-            flush()
-        } else {
-            eventLoop.execute { self.flush() }
-        }
-    }
-
-    /// Writes everything queued in one write and one flush (on the event loop), and moves the
-    /// deadline timer earlier when a call asked for it.
-    private func flush() {
-        let (bytes, channel, rearm) = state.withLock { s -> (ByteBuffer, (any Channel)?, NIODeadline?) in
-            s.flushScheduled = false
-            let bytes = s.outgoing
-            s.outgoing = ByteBuffer()
-            let rearm = s.timerDirty ? s.timerAt : nil
-            s.timerDirty = false
-            return (bytes, s.channel, rearm)
-        }
-        if bytes.readableBytes > 0, let channel { channel.writeAndFlush(bytes, promise: nil) }
-        if let rearm { scheduleTimer(at: rearm) }
-    }
-
     // MARK: Replies (event loop)
 
     /// What `route` found for a line.
     enum Routed {
         case none
+        /// A waiting task was resumed.
+        case resumed
         /// A stream's consumer is behind: stop reading until it resumes.
         case pause
     }
@@ -264,7 +204,7 @@ final class ConnectionCore: Sendable {
             return .none
         case .resume(let continuation):
             continuation.resume(returning: .success(RawReply(line: line, head: head)))
-            return .none
+            return .resumed
         case .finish(let sink):
             if case .error = head.kind, case .failure(let error) = RawReply(line: line, head: head).outcome(command: "the stream") {
                 sink.finish(error)
@@ -356,119 +296,5 @@ final class ConnectionCore: Sendable {
             s.calls[tag]?.kind = .discarded
             s.calls[tag]?.deadline = nil
         }
-    }
-
-    // MARK: Cancellation, deadlines, failure
-
-    /// The calling task was cancelled: the call fails with CANCELLED; its reply is discarded.
-    func cancel(_ tag: UInt64) {
-        let continuation = state.withLock { s -> ReplyContinuation? in
-            guard let call = s.calls[tag], case .reply(let continuation) = call.kind else { return nil }
-            s.calls[tag]?.kind = .discarded
-            s.calls[tag]?.deadline = nil
-            return continuation
-        }
-        continuation?.resume(returning: .failure(KeelError(.cancelled, "the task was cancelled while waiting for the reply")))
-    }
-
-    private func scheduleTimer(at deadline: NIODeadline) {
-        eventLoop.assertInEventLoop()
-        let timer = eventLoop.scheduleTask(deadline: deadline) { self.expire() }
-        let previous = state.withLock { s -> Scheduled<Void>? in
-            let previous = s.timer
-            s.timer = timer
-            return previous
-        }
-        previous?.cancel()
-    }
-
-    /// The deadline timer (event loop): every call past its deadline fails with TIMEOUT and is
-    /// discarded; the timer is set again for the earliest deadline left.
-    private func expire() {
-        let now = NIODeadline.now()
-        let (expired, next) = state.withLock { s -> ([PendingCall], NIODeadline?) in
-            var expired: [PendingCall] = []
-            var next: NIODeadline?
-            for (tag, call) in s.calls {
-                guard let deadline = call.deadline else { continue }
-                if deadline <= now {
-                    expired.append(call)
-                    s.calls[tag]?.kind = .discarded
-                    s.calls[tag]?.deadline = nil
-                } else if next.map({ deadline < $0 }) ?? true {
-                    next = deadline
-                }
-            }
-            s.timerAt = next
-            s.timer = nil
-            return (expired, next)
-        }
-        for call in expired {
-            let error = KeelError(
-                .timeout,
-                "no reply to \(call.command) within its deadline of \(Self.describe(call.timeout)); a late reply will be discarded")
-            switch call.kind {
-            case .reply(let continuation): continuation.resume(returning: .failure(error))
-            case .stream(let sink): sink.finish(error)
-            case .discarded: break
-            }
-        }
-        if !expired.isEmpty { logger.debug("calls timed out", metadata: ["calls.expired": "\(expired.count)"]) }
-        if let next { scheduleTimer(at: next) }
-    }
-
-    /// The connection is gone: every call in flight fails with `error`, and every later one.
-    /// Returns false when it had already failed.
-    @discardableResult
-    func fail(_ reason: KeelError) -> Bool {
-        var error = reason
-        let taken = state.withLock { s -> (calls: [PendingCall], subscribers: [ChangeBuffer], waiters: [SubscribeContinuation], timer: Scheduled<Void>?)? in
-            guard s.failure == nil else { return nil }
-            error = s.closing ?? reason
-            s.failure = error
-            let calls = Array(s.calls.values)
-            s.calls = [:]
-            s.outgoing = ByteBuffer()
-            let (subscribers, waiters) = s.subscriptions.takeAll()
-            let timer = s.timer
-            s.timer = nil
-            s.timerAt = nil
-            s.handler = nil
-            return (calls, subscribers, waiters, timer)
-        }
-        guard let taken else { return false }
-        taken.timer?.cancel()
-        for call in taken.calls {
-            switch call.kind {
-            case .reply(let continuation): continuation.resume(returning: .failure(error))
-            case .stream(let sink): sink.finish(error)
-            case .discarded: break
-            }
-        }
-        for subscriber in taken.subscribers { subscriber.finish(error) }
-        for waiter in taken.waiters { waiter.resume(returning: .failed(error)) }
-        return true
-    }
-
-    /// Why the connection is gone (or closing); nil while it is usable.
-    var failure: KeelError? { state.withLock { $0.failure ?? $0.closing } }
-
-    /// `close()` begins: later calls fail with `reason`; calls in flight still get their replies.
-    /// Returns false when the connection was already closing or gone.
-    func beginClose(_ reason: KeelError) -> Bool {
-        state.withLock { s in
-            guard s.failure == nil, s.closing == nil else { return false }
-            s.closing = reason
-            return true
-        }
-    }
-
-    var callsInFlight: Int { state.withLock { $0.calls.count } }
-
-    static func describe(_ amount: TimeAmount) -> String {
-        let ns = amount.nanoseconds
-        if ns % 1_000_000_000 == 0 { return "\(ns / 1_000_000_000) s" }
-        if ns % 1_000_000 == 0 { return "\(ns / 1_000_000) ms" }
-        return "\(Double(ns) / 1e6) ms"
     }
 }

@@ -15,6 +15,8 @@ extension ObjectContext {
         let entity = try entity(named: name)
         // A copy of the state: `body` may call the context (its changes are not seen by this fetch).
         let state = try readState()
+        fetchesRunning += 1
+        defer { fetchesRunning -= 1 }
         var skipped = 0
         var delivered = 0
         if let limit, limit <= 0 { return 0 }

@@ -11,6 +11,10 @@ extension ObjectContext {
     /// rows were handed over, or for `result: count`, the count (and `row` is not called).
     @discardableResult
     public func fetch(_ request: FetchRequest, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
+        try fetching { () throws(KeelError) -> Int in try run(request, row) }
+    }
+
+    private func run(_ request: FetchRequest, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
         // A copy of the state: `row` may call the context (its changes are not seen by this fetch).
         let state = try readState()
         let prepared = try PreparedFetch(request, model: model)

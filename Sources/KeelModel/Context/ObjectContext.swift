@@ -35,6 +35,10 @@ public final class ObjectContext {
     private var snapshot: (any ContextSnapshot)?
     /// Per entity, made at its first insert (ObjectContext+FastInsert.swift).
     var insertPlans: [InsertPlan?] = []
+    /// Fetches of this context under way (a fetch's `row` may start another). While one runs, a
+    /// released snapshot is not closed: the fetch still reads it, chunk by chunk, and it closes
+    /// when the fetch lets go of it.
+    var fetchesRunning = 0
 
     /// A context that reads from and saves to the store.
     public init(store: any ContextStore, mergePolicy: MergePolicy = .error) {
@@ -115,8 +119,17 @@ public final class ObjectContext {
     func releaseSnapshot() {
         guard case .store = parent else { return }
         overlay.base = nil
-        snapshot?.close()
+        // A fetch under way (its `row` saved, rolled back or refreshed) still reads the snapshot:
+        // it is closed when the last reference goes (the engine's snapshot closes on deinit).
+        if fetchesRunning == 0 { snapshot?.close() }
         snapshot = nil
+    }
+
+    /// Runs a fetch's body, counted in `fetchesRunning`.
+    func fetching<R>(_ body: () throws(KeelError) -> R) throws(KeelError) -> R {
+        fetchesRunning += 1
+        defer { fetchesRunning -= 1 }
+        return try body()
     }
 
     /// Runs one command: all of it takes effect, or (when it throws) none. `reads: false` for a

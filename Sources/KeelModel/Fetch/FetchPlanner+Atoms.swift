@@ -94,7 +94,8 @@ extension FetchPlanner {
         switch expression {
         case .field: return true
         case .path(let p):
-            guard case .object = p.base, p.aggregate == nil, case .toOne = p.steps[0] else { return false }
+            // `SELF` is a path of no steps: not a column.
+            guard case .object = p.base, p.aggregate == nil, let first = p.steps.first, case .toOne = first else { return false }
             if p.steps.count == 1 { return true }
             if p.steps.count == 2, case .attribute = p.steps[1] { return true }
             return false

@@ -36,16 +36,8 @@ public struct FetchRow: Sendable {
             guard let object else { return [:] }
             var members: [(String, JSON)] = []
             for field in fields ?? Array(object.entity.properties.indices) {
-                let value = object.values[field]
-                switch object.entity.properties[field] {
-                case .attribute(let a): members.append((a.name, ValueCodec.encode(value, as: a.type)))
-                case .relationship(let r):
-                    switch value {
-                    case .object(let target): members.append((r.name, .string(target.text(in: model))))
-                    case .objects(let targets): members.append((r.name, .array(targets.map { .string($0.text(in: model)) })))
-                    default: members.append((r.name, r.isToMany ? .array([]) : .null))
-                    }
-                }
+                let property = object.entity.properties[field]
+                members.append((property.name, property.wire(object.values[field], in: model)))
             }
             return .object(.init(members, uniquingKeysWith: { first, _ in first }))
         }

@@ -27,11 +27,15 @@ public protocol GraphEditor {
     mutating func destroy(_ id: ObjectID) throws(KeelError)
 }
 
-/// A `deny` rule that blocks a delete: the object still holds `count` objects through `relationship`.
+/// A `deny` rule that blocks a delete: the object still held `targets` through `relationship`
+/// when it was deleted. A save judges it at its end: targets deleted later in the same save no
+/// longer block it (Core Data validates deletes at save, whatever the order of the deletes).
 public struct DenyFailure: Sendable, Hashable {
     public var object: ObjectID
     public var relationship: String
-    public var count: Int
+    public var targets: [ObjectID]
+
+    public var count: Int { targets.count }
 }
 
 public enum GraphRules {
@@ -190,9 +194,9 @@ public enum GraphRules {
                 let survivors = try targets(editor, x, field: field, r).filter { !doomed.contains($0) }
                 switch r.deleteRule {
                 case .deny:
-                    var live = 0
-                    for target in survivors where try editor.exists(target) { live += 1 }
-                    if live > 0 { denials.append(DenyFailure(object: x, relationship: r.name, count: live)) }
+                    var live: [ObjectID] = []
+                    for target in survivors where try editor.exists(target) { live.append(target) }
+                    if !live.isEmpty { denials.append(DenyFailure(object: x, relationship: r.name, targets: live)) }
                     fallthrough
                 case .nullify, .cascade:
                     for target in survivors where try editor.exists(target) {

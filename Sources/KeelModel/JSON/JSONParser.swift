@@ -47,6 +47,17 @@ extension JSON {
     }
 }
 
+extension JSON {
+    /// Parses a text that is one JSON array, handing over each element with the byte offset
+    /// where it starts, without building the array.
+    public static func parseArrayElements(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ body: (JSON, Int) throws(KeelError) -> Void
+    ) throws(KeelError) {
+        var parser = JSONParser(bytes)
+        try parser.parseArrayDocument(body)
+    }
+}
+
 /// The scanner. Holds a borrowed buffer: it lives only inside `JSON.parse`.
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
@@ -65,6 +76,34 @@ struct JSONParser {
             throw error("the end of the text after a complete value")
         }
         return value
+    }
+
+    /// A document that is one array, element by element: `body` gets each element and the byte
+    /// offset where it starts (a file of a million objects is never one `JSON` value).
+    mutating func parseArrayDocument(_ body: (JSON, Int) throws(KeelError) -> Void) throws(KeelError) {
+        skipWhitespace()
+        guard peek == UInt8(ascii: "[") else { throw error("'['") }
+        position += 1
+        skipWhitespace()
+        if peek == UInt8(ascii: "]") {
+            position += 1
+        } else {
+            while true {
+                skipWhitespace()
+                let start = position
+                try body(try parseValue(), start)
+                skipWhitespace()
+                if peek == UInt8(ascii: ",") {
+                    position += 1
+                    continue
+                }
+                guard peek == UInt8(ascii: "]") else { throw error("',' or ']' in an array") }
+                position += 1
+                break
+            }
+        }
+        skipWhitespace()
+        if position < bytes.count { throw error("the end of the text after a complete value") }
     }
 
     // MARK: Values

@@ -36,3 +36,70 @@ extension ObjectStore {
         return out
     }
 }
+
+extension ObjectStore {
+    /// Every check there is, as of the newest commit: each store file's pages and trees
+    /// (`verifyStoreFiles`), then the object layer's rows, relationships and inverses, links,
+    /// indexes and unique constraints (`verify`). An error that stops the object checks (a
+    /// damaged page they must read) is reported as a `read` fault after the page faults.
+    public func verifyAll(progress: ProgressHandler = { _ in }) throws(KeelError) -> [StoreFault] {
+        var faults: [StoreFault] = []
+        for (configuration, store) in zip(configurations, stores) {
+            let report = try engine { () throws(StorageError) in try store.verify(progress: progress) }
+            faults += report.faults.map { StoreFault(page: $0, store: configuration) }
+        }
+        do throws(KeelError) {
+            faults += try verify(progress: progress)
+        } catch where error.code == .corrupt || error.code == .io {
+            let page = (error.cause as? StorageError)?.page?.rawValue
+            faults.append(StoreFault(kind: "read", message: "the object checks stopped: \(error.message)", page: page))
+        }
+        return faults
+    }
+
+    /// The page and tree checks of the store files of `configurations` in `directory`, without
+    /// opening the object layer (for a folder whose object store cannot be opened). Files are
+    /// opened read-only; a file that cannot be opened is one fault.
+    public static func verifyStoreFiles(
+        directory: String, configurations: [String], options: ObjectStoreOptions = ObjectStoreOptions(),
+        progress: ProgressHandler = { _ in }
+    ) -> [StoreFault] {
+        var faults: [StoreFault] = []
+        var storage = options.storage
+        storage.readOnly = true
+        for configuration in configurations {
+            let path = directory + "/" + configuration + ".keel"
+            do throws(StorageError) {
+                let store = try Store.open(at: path, options: storage)
+                defer { try? store.close() }
+                faults += try store.verify(progress: progress).faults.map { StoreFault(page: $0, store: configuration) }
+            } catch {
+                faults.append(StoreFault(kind: "page", message: "cannot be opened: \(error.message)", store: configuration, page: error.page?.rawValue))
+            }
+        }
+        return faults
+    }
+
+    /// The model the data folder `directory` was created with, as its primary store file
+    /// recorded it. Throws `NOT_FOUND` when no store file in the folder records one.
+    public static func storedModel(directory: String, options: ObjectStoreOptions = ObjectStoreOptions()) throws(KeelError) -> Model {
+        var storage = options.storage
+        storage.readOnly = true
+        let names = try engine { () throws(StorageError) in try storage.fileSystem.contentsOfDirectory(directory) }
+        for name in names.sorted() where name.hasSuffix(".keel") {
+            let store = try engine { () throws(StorageError) in try Store.open(at: directory + "/" + name, options: storage) }
+            defer { try? store.close() }
+            if let text = try readMeta(store, MetaKey.modelJSON) {
+                return try ModelLoader.load(text: String(decoding: text, as: UTF8.self))
+            }
+        }
+        throw KeelError(.notFound, "no store file in \(directory) records a model (is it a Keel data folder?)")
+    }
+}
+
+extension StoreFault {
+    /// A store file's page or tree fault.
+    init(page fault: VerifyFault, store: String) {
+        self.init(kind: "page", message: fault.message, store: store, page: fault.page?.rawValue, tree: fault.tree)
+    }
+}

@@ -58,21 +58,10 @@ extension Literal: CustomStringConvertible {
 
     /// `s` in double quotes, with `\\ \" \n \r \t` and `\uXXXX` for other control characters.
     static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
+        TextQuoting.quoted(s) { value in
+            let hex = String(value, radix: 16, uppercase: true)
+            return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
         }
-        return out + "\""
     }
 }
 
@@ -94,8 +83,9 @@ extension PredicateKeyPath: CustomStringConvertible {
         return parts.joined(separator: ".")
     }
 
-    /// A key as the lexer reads it back: `#` before keywords.
-    static func escapedKey(_ name: String) -> String {
+    /// A key as the lexer reads it back: `#` before keywords (`#in`). Programs that write
+    /// predicate text (the typed client's keys) escape their keys with it.
+    public static func escapedKey(_ name: String) -> String {
         PredicateKeyword.byName[name.uppercased()] == nil ? name : "#" + name
     }
 }

@@ -76,7 +76,7 @@ extension Model {
         return out
     }
 
-    private static func canonicalEntities(_ canonical: JSON) -> [String: JSON] {
+    static func canonicalEntities(_ canonical: JSON) -> [String: JSON] {
         var out: [String: JSON] = [:]
         for e in canonical["entities"]?.arrayValue ?? [] {
             if let name = e["name"]?.stringValue { out[name] = e }

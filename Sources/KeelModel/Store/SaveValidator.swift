@@ -42,10 +42,18 @@ enum SaveValidator {
     static func validate(_ s: SaveSession) throws(KeelError) -> [ValidationFailure] {
         let model = s.model
         var failures: [ValidationFailure] = []
+        // A deny is judged at the end of the save: targets that the save deleted after the denied
+        // object (a cascade from another delete) no longer hold it.
+        var denials: [DenyFailure] = []
+        for d in s.denials {
+            var left: [ObjectID] = []
+            for target in d.targets where try s.exists(target) { left.append(target) }
+            if !left.isEmpty { denials.append(DenyFailure(object: d.object, relationship: d.relationship, targets: left)) }
+        }
         // A denied delete still nullified the inverses it reached (GraphRules reports, the save
         // fails); the resulting empty to-ones are a consequence of the deny, not failures of
         // their own.
-        let denied = Set(s.denials.map { "\($0.object.entity.rawValue)/\($0.object.number).\($0.relationship)" })
+        let denied = Set(denials.map { "\($0.object.entity.rawValue)/\($0.object.number).\($0.relationship)" })
         func nullifiedByDeny(_ id: ObjectID, _ field: Int, _ r: Relationship) -> Bool {
             guard !denied.isEmpty, let inverse = r.inverse, let i = s.rowIndex[id],
                 let x = s.entries[i].original?.values[field].objectID
@@ -106,7 +114,7 @@ enum SaveValidator {
                 }
             }
         }
-        for d in s.denials {
+        for d in denials {
             failures.append(ValidationFailure(
                 code: .deny, object: d.object, property: d.relationship, rule: "deny",
                 message: "\(d.object.text(in: model)) cannot be deleted: its \(d.relationship) still holds \(d.count) object\(d.count == 1 ? "" : "s")"))

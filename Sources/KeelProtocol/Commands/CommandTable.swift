@@ -158,6 +158,9 @@ public enum CommandTable {
         // Administration
         CommandSpec(
             "STATS", group: .admin,
+            arguments: [
+                ArgumentSpec("contents", .boolean, "also walk every tree: entries, key and value bytes, compression ratio of values (default false)")
+            ],
             reply: "`OK {…}`: objects per entity, file and log bytes, pages used and free, cache hits, last txn",
             "Store statistics."),
         CommandSpec("CHECKPOINT", group: .admin, admin: true, reply: "`OK`", "Moves the log into the page files."),
@@ -170,7 +173,8 @@ public enum CommandTable {
         CommandSpec(
             "BACKUP", group: .admin, admin: true,
             arguments: [ArgumentSpec("path", .string, required: true, "a name under the configured backup folder")],
-            reply: #"`OK {"bytes":n,"path":"…"}`"#, "Writes a consistent copy of the stores."),
+            reply: #"`OK {"bytes":n,"path":"…","entries":n,"payloadBytes":n}`"#,
+            "Writes a consistent copy of the stores: one backup file (Docs/FileFormat.md, \"Backup file\")."),
     ]
 
     private static let byName: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })

@@ -44,23 +44,19 @@ extension KeelDaemon {
         removeSocketFile()
         try? await group.shutdownGracefully()
         try? await blocking.shutdownGracefully()
-        lock.release()
         logger.info("stopped")
     }
 
-    /// Checkpoints and closes the store, on the blocking pool.
+    /// Checkpoints and closes the store, then unlocks the data folder, on the blocking pool.
     private func closeStore() async {
         server.events.detach()
-        let store = server.store
+        let folder = self.folder
         let logger = self.logger
         do {
             try await blocking.runIfActive {
-                do throws(KeelError) {
-                    try store.checkpoint()
-                } catch {
-                    logger.error("checkpoint at shutdown failed", metadata: ["error": "\(error)"])
+                if let failure = try folder.close() {
+                    logger.error("checkpoint at shutdown failed", metadata: ["error": "\(failure)"])
                 }
-                try store.close()
             }
         } catch {
             logger.error("closing the store failed", metadata: ["error": "\(error)"])

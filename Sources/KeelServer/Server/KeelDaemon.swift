@@ -2,8 +2,9 @@
 // serve, and shut down cleanly on SIGTERM/SIGINT through swift-service-lifecycle.
 //
 // Start, in this order, each refusal one line (StartupFailure):
-//   1. the data folder's lock (a second daemon on the folder stops here, before touching anything);
-//   2. the model file; 3. the store files (model mismatch refused);
+//   1.–3. the data folder (KeelModel's DataFolder, the same open an embedded store uses): its lock
+//      (a second daemon on the folder stops here, before touching anything), the model file, the
+//      store files (model mismatch refused);
 //   4. the socket: folder 0700, stale socket replaced only when nobody listens, bind under a
 //      umask that yields the configured mode.
 // Shutdown (`run` returns after it):
@@ -12,13 +13,14 @@
 //      for at most `shutdownGraceSeconds`, after which connections are closed — a save already
 //      running still completes, since the store is closed only after every thread has stopped;
 //   3. connections are closed once their replies are written; their threads end;
-//   4. checkpoint and close the store; remove the socket file (if it is still ours); unlock.
+//   4. checkpoint and close the store, unlock the data folder (DataFolder.close); remove the
+//      socket file (if it is still ours).
 // Blocking work (store open, checkpoint, close) runs on a NIOThreadPool, never on an event loop
 // nor on the cooperative pool.
 
+public import KeelProtocol
 public import Logging
 import KeelModel
-import KeelProtocol
 import NIOCore
 import NIOPosix
 public import ServiceLifecycle
@@ -33,7 +35,8 @@ import Musl
 public final class KeelDaemon: Service, Sendable {
     public let configuration: ServerConfiguration
     let server: ServerContext
-    let lock: DataFolderLock
+    /// The data folder's lock, model and store (closed last, at shutdown).
+    let folder: DataFolder
     let group: MultiThreadedEventLoopGroup
     let blocking: NIOThreadPool
     let channel: any Channel
@@ -43,12 +46,12 @@ public final class KeelDaemon: Service, Sendable {
     private let readyHook = Mutex<(@Sendable () -> Void)?>(nil)
 
     private init(
-        configuration: ServerConfiguration, server: ServerContext, lock: DataFolderLock, group: MultiThreadedEventLoopGroup,
+        configuration: ServerConfiguration, server: ServerContext, folder: DataFolder, group: MultiThreadedEventLoopGroup,
         blocking: NIOThreadPool, channel: any Channel, socketInode: UInt64?, logger: Logger
     ) {
         self.configuration = configuration
         self.server = server
-        self.lock = lock
+        self.folder = folder
         self.group = group
         self.blocking = blocking
         self.channel = channel
@@ -76,7 +79,8 @@ public final class KeelDaemon: Service, Sendable {
             try? await blocking.shutdownGracefully()
             throw StartupFailure("cannot start: \(error)")
         }
-        let (lock, model, store, existing) = (prepared.lock, prepared.model, prepared.store, prepared.existing)
+        let (folder, existing) = (prepared.folder, prepared.existing)
+        let (model, store) = (folder.model, folder.store)
         let server = ServerContext(configuration: configuration, model: model, store: store, logger: logger, daemonUID: getuid())
         let threads = configuration.eventLoopThreads > 0 ? configuration.eventLoopThreads : System.coreCount
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -97,9 +101,8 @@ public final class KeelDaemon: Service, Sendable {
             }
         } catch {
             try? await group.shutdownGracefully()
-            _ = try? await blocking.runIfActive { try store.close() }
+            _ = try? await blocking.runIfActive { try folder.close() }
             try? await blocking.shutdownGracefully()
-            lock.release()
             throw StartupFailure("cannot listen on \(configuration.socketPath): \(error)")
         }
         if existing == .stale {
@@ -112,7 +115,7 @@ public final class KeelDaemon: Service, Sendable {
                 "model.name": "\(model.name)", "model.hash": "\(model.hash)",
             ])
         return KeelDaemon(
-            configuration: configuration, server: server, lock: lock, group: group, blocking: blocking, channel: channel,
+            configuration: configuration, server: server, folder: folder, group: group, blocking: blocking, channel: channel,
             socketInode: SocketPreparation.inode(of: configuration.socketPath), logger: logger)
     }
 
@@ -136,37 +139,25 @@ public final class KeelDaemon: Service, Sendable {
 
 /// What the blocking part of the start produced.
 private struct Prepared: Sendable {
-    var lock: DataFolderLock
-    var model: Model
-    var store: ObjectStore
+    var folder: DataFolder
     var existing: SocketPreparation.Existing
 
+    /// The data folder (lock, model, store: DataFolder, shared with embedded stores), then the
+    /// socket path.
     static func make(_ configuration: ServerConfiguration, logger: Logger) throws(StartupFailure) -> Prepared {
-        let lock = try DataFolderLock.acquire(directory: configuration.dataDirectory)
-        do throws(StartupFailure) {
-            let model: Model
-            do throws(KeelError) {
-                model = try ModelLoader.load(path: configuration.modelPath)
-            } catch {
-                throw StartupFailure("the model cannot be loaded: \(error.message)")
-            }
-            let store: ObjectStore
-            do throws(KeelError) {
-                store = try ObjectStore.open(
-                    directory: configuration.dataDirectory, model: model,
-                    options: ObjectStoreOptions(storage: configuration.storeOptions), logger: logger)
-            } catch {
-                throw StartupFailure("the store in \(configuration.dataDirectory) cannot be opened: \(error.message)")
-            }
-            do throws(StartupFailure) {
-                let existing = try SocketPreparation.prepare(path: configuration.socketPath)
-                return Prepared(lock: lock, model: model, store: store, existing: existing)
-            } catch {
-                try? store.close()
-                throw error
-            }
+        let folder: DataFolder
+        do throws(DataFolderError) {
+            folder = try DataFolder.open(
+                directory: configuration.dataDirectory, modelPath: configuration.modelPath,
+                options: ObjectStoreOptions(storage: configuration.storeOptions), logger: logger)
         } catch {
-            lock.release()
+            throw StartupFailure(error.message)
+        }
+        do throws(StartupFailure) {
+            let existing = try SocketPreparation.prepare(path: configuration.socketPath)
+            return Prepared(folder: folder, existing: existing)
+        } catch {
+            _ = try? folder.close()
             throw error
         }
     }

@@ -8,7 +8,7 @@ import Foundation
 import KeelModel
 
 struct BackupTarget {
-    /// The folder the backup is written to (it does not exist yet).
+    /// The backup file to write (it does not exist yet).
     let path: String
 
     init(name: String, folder: String) throws(KeelError) {

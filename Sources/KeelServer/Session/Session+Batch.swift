@@ -33,7 +33,7 @@ extension Session {
         return [
             "inserted": .int(Int64(result.inserted.count)),
             "first": result.inserted.first.map { JSON.string($0.text(in: model)) } ?? .null,
-            "txn": Self.txn(result),
+            "txn": ContextTerms.txn(result),
         ]
     }
 
@@ -43,7 +43,7 @@ extension Session {
         let values = try WireValues.decode(request.arguments["values"] ?? [:], for: entity, in: model)
         let predicate = try Self.predicate(request, entity: entity, model: model)
         let result = try server.store.batchUpdate(entity: entity.id, predicate: predicate, values: values)
-        return ["updated": .int(Int64(result.updated.count)), "txn": Self.txn(result)]
+        return ["updated": .int(Int64(result.updated.count)), "txn": ContextTerms.txn(result)]
     }
 
     func batchDelete(_ request: Request) throws(KeelError) -> JSON? {
@@ -51,7 +51,7 @@ extension Session {
         let entity = try WireValues.entity(request, in: model)
         let predicate = try Self.predicate(request, entity: entity, model: model)
         let result = try server.store.batchDelete(entity: entity.id, predicate: predicate)
-        return ["deleted": .int(Int64(result.deleted.count)), "txn": Self.txn(result)]
+        return ["deleted": .int(Int64(result.deleted.count)), "txn": ContextTerms.txn(result)]
     }
 
     /// The request's predicate bound to `entity` with its `args` and `vars`; nil without one.
@@ -61,9 +61,5 @@ extension Session {
         for (key, value) in request.arguments["vars"]?.objectValue ?? [:] { vars[key] = value }
         let binder = PredicateBinder(model: model, args: request.arguments["args"]?.arrayValue ?? [], vars: vars)
         return try binder.bind(text, to: entity.id)
-    }
-
-    static func txn(_ result: SaveResult) -> JSON {
-        result.saveID.map { .int(Int64($0.rawValue)) } ?? .null
     }
 }

@@ -22,20 +22,11 @@ extension Session {
 
     func openContext(_ request: Request) throws(KeelError) -> JSON? {
         let name = request.arguments["name"]?.stringValue ?? ""
-        guard !name.isEmpty, name.count <= 64 else {
-            throw KeelError(.badRequest, "CONTEXT.OPEN: a context name is 1 to 64 characters")
-        }
+        try ContextTerms.checkContextName(name)
         guard contexts[name] == nil else {
             throw KeelError(.badRequest, "a context named \"\(name)\" is already open on this connection")
         }
-        var policy = MergePolicy.error
-        if let text = request.arguments["mergePolicy"]?.stringValue {
-            guard let chosen = MergePolicy(rawValue: text) else {
-                let names = MergePolicy.allCases.map(\.rawValue).joined(separator: ", ")
-                throw KeelError(.badRequest, "no merge policy \"\(text)\" (one of \(names))")
-            }
-            policy = chosen
-        }
+        let policy = try ContextTerms.mergePolicy(request.arguments["mergePolicy"]?.stringValue)
         var parent: ObjectContext?
         if let parentName = request.arguments["parent"]?.stringValue {
             guard let found = contexts[parentName] else {
@@ -81,13 +72,7 @@ extension Session {
     }
 
     func save(_ request: Request) throws(KeelError) -> JSON? {
-        let result = try context(for: request).save()
-        return [
-            "inserted": .int(Int64(result.inserted.count)),
-            "updated": .int(Int64(result.updated.count)),
-            "deleted": .int(Int64(result.deleted.count)),
-            "txn": Self.txn(result),
-        ]
+        ContextTerms.saveReply(try context(for: request).save())
     }
 
     func rollback(_ request: Request) throws(KeelError) -> JSON? {

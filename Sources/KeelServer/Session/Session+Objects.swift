@@ -21,7 +21,7 @@ extension Session {
     func delete(_ request: Request) throws(KeelError) -> JSON? {
         let context = try context(for: request)
         let deleted = try context.delete(try objectID(request.arguments["$id"]))
-        return ["deleted": .array(deleted.map { .string($0.text(in: server.model)) })]
+        return ["deleted": .array(ContextTerms.texts(deleted, in: server.model).map(JSON.string))]
     }
 
     func relate(_ request: Request) throws(KeelError) -> JSON? {
@@ -39,20 +39,12 @@ extension Session {
         return try context.get(try objectID(request.arguments["$id"]), include: include).json(in: server.model)
     }
 
-    /// An `Entity/N` ID of this model: BAD_REQUEST when malformed, NO_SUCH_ENTITY when the
-    /// entity is unknown.
+    /// An `Entity/N` ID of this model (ContextTerms.objectID).
     func objectID(_ json: JSON?) throws(KeelError) -> ObjectID {
-        let text = json?.stringValue ?? ""
-        if let id = server.model.objectID(text) { return id }
-        if let slash = text.lastIndex(of: "/"), let number = UInt64(text[text.index(after: slash)...]), number > 0 {
-            throw KeelError(.noSuchEntity, "no entity \(text[..<slash]) in model \(server.model.name) (in the ID \"\(text)\")")
-        }
-        throw KeelError(.badRequest, "\"\(text)\" is not an object ID (Entity/N, N from 1)")
+        try ContextTerms.objectID(json?.stringValue ?? "", in: server.model)
     }
 
     func objectIDs(_ json: JSON?) throws(KeelError) -> [ObjectID] {
-        var out: [ObjectID] = []
-        for item in json?.arrayValue ?? [] { out.append(try objectID(item)) }
-        return out
+        try ContextTerms.objectIDs(json?.arrayValue?.map { $0.stringValue ?? "" } ?? [], in: server.model)
     }
 }

@@ -9,7 +9,6 @@
 
 import Collections
 import KeelModel
-import KeelStorage
 import KeelProtocol
 import Logging
 
@@ -107,28 +106,14 @@ final class Session {
         guard let handler = Self.handlers[spec.name] else {
             throw KeelError(.internal, "\(spec.name) has no handler in this daemon")
         }
-        do throws(KeelError) {
-            return try handler(self, request)
-        } catch where Self.renewingReads.contains(spec.name) && Self.isSnapshotTooOld(error) {
-            // The context's snapshot was cut off (a COMPACT, or the log passing its limit). A
-            // context without pending changes reads on from a new snapshot, as REFRESH would
-            // give it; one with pending changes is told to REFRESH (they are kept over it).
-            let context = try context(for: request)
-            guard !context.changes().hasChanges else {
-                throw KeelError(.busy, error.message + "; REFRESH the context (its pending changes are kept) and retry", cause: error)
-            }
-            context.refresh()
-            return try handler(self, request)
-        }
+        guard Self.renewingReads.contains(spec.name) else { return try handler(self, request) }
+        // A cut-off snapshot is renewed once when nothing is pending (ObjectContext+Renewal).
+        return try context(for: request).renewingSnapshot { () throws(KeelError) -> JSON? in try handler(self, request) }
     }
 
     /// Commands that only read their context: retried once on a new snapshot when the old one
     /// was cut off and the context has nothing pending.
     private static let renewingReads: Set<String> = ["FETCH", "COUNT", "EXPLAIN", "GET"]
-
-    private static func isSnapshotTooOld(_ error: KeelError) -> Bool {
-        error.code == .busy && (error.cause as? StorageError)?.code == .snapshotTooOld
-    }
 
     /// Adds one line to the output (a ROW, an EVENT, or a final line).
     func append(_ reply: Reply) {

@@ -6,6 +6,8 @@
 // - the socket is created by bind(2) under a umask that yields the configured mode, so there is
 //   no moment where it exists with wider permissions (never chmod after bind).
 
+import KeelModel
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -27,7 +29,11 @@ enum SocketPreparation {
         guard path.utf8.count <= maximumPathBytes else {
             throw StartupFailure("the socket path \(path) is longer than \(maximumPathBytes) bytes")
         }
-        try FileSystemSupport.makeDirectories(FileSystemSupport.parent(of: path), mode: 0o700)
+        do throws(KeelError) {
+            try FileSystemSupport.makeDirectories(FileSystemSupport.parent(of: path), mode: 0o700)
+        } catch {
+            throw StartupFailure(error.message)
+        }
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return .nothing }

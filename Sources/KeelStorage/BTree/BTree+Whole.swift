@@ -1,22 +1,88 @@
-// Operations on a whole tree: counting its entries and dropping it.
+// Operations on a whole tree: counting its entries, tallying its bytes, and dropping it.
+
+/// What a tree holds, from a walk of its nodes (overflow pages are not read: their references
+/// carry both lengths).
+public struct TreeTally: Sendable, Equatable {
+    public var entries = 0
+    public var keyBytes: UInt64 = 0
+    /// Values as callers see them.
+    public var valueBytes: UInt64 = 0
+    /// Values as stored: inline bytes plus the bytes of overflow chains (LZ4 blocks when compressed).
+    public var storedValueBytes: UInt64 = 0
+    /// What the entries take in leaf pages — each cell (key, inline value or overflow reference,
+    /// their length varints) and its 2-byte slot — plus the stored bytes of overflow chains:
+    /// the bytes a store with no free space in any page would need for them.
+    public var cellBytes: UInt64 = 0
+    public var leafPages = 0
+    public var branchPages = 0
+    public var overflowValues = 0
+    public var compressedValues = 0
+
+    public init() {}
+
+    public static func + (a: TreeTally, b: TreeTally) -> TreeTally {
+        var t = a
+        t.entries += b.entries
+        t.keyBytes += b.keyBytes
+        t.valueBytes += b.valueBytes
+        t.storedValueBytes += b.storedValueBytes
+        t.cellBytes += b.cellBytes
+        t.leafPages += b.leafPages
+        t.branchPages += b.branchPages
+        t.overflowValues += b.overflowValues
+        t.compressedValues += b.compressedValues
+        return t
+    }
+}
 
 extension BTree {
-    /// The number of entries (walks every leaf; O(pages)).
+    /// The number of entries (walks every node; O(pages)).
     public func count(in source: some PageSource) throws(StorageError) -> Int {
-        try countEntries(root, depth: 0, in: source)
+        var total = 0
+        try forEachNode(root, depth: 0, in: source) { node throws(StorageError) in if node.isLeaf { total += node.count } }
+        return total
     }
 
-    private func countEntries<Source: PageSource>(_ number: PageNumber, depth: Int, in source: Source)
-        throws(StorageError) -> Int
-    {
+    /// Entries, key and value bytes (as seen and as stored), and pages (walks every node).
+    public func tally(in source: some PageSource) throws(StorageError) -> TreeTally {
+        var t = TreeTally()
+        try forEachNode(root, depth: 0, in: source) { node throws(StorageError) in
+            guard node.isLeaf else {
+                t.branchPages += 1
+                return
+            }
+            t.leafPages += 1
+            t.entries += node.count
+            for index in 0..<node.count {
+                let entry = try node.leafEntry(at: index)
+                t.keyBytes += UInt64(entry.keyLength)
+                t.cellBytes += UInt64(entry.cellSize + 2)
+                if entry.isOverflow {
+                    let reference = try OverflowReference.read(node.base + entry.valueStart, page: node.number)
+                    t.valueBytes += UInt64(reference.valueLength)
+                    t.storedValueBytes += UInt64(reference.storedLength)
+                    t.cellBytes += UInt64(reference.storedLength)
+                    t.overflowValues += 1
+                    if reference.isCompressed { t.compressedValues += 1 }
+                } else {
+                    t.valueBytes += UInt64(entry.valueLength)
+                    t.storedValueBytes += UInt64(entry.valueLength)
+                }
+            }
+        }
+        return t
+    }
+
+    private func forEachNode<Source: PageSource>(
+        _ number: PageNumber, depth: Int, in source: Source, _ body: (Node) throws(StorageError) -> Void
+    ) throws(StorageError) {
         guard depth <= BTreeLimits.maxDepth else {
             throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: number)
         }
         let node = try Node(source.page(number), number)
-        if node.isLeaf { return node.count }
-        var total = 0
-        for position in 0...node.count { total += try countEntries(node.child(at: position), depth: depth + 1, in: source) }
-        return total
+        try body(node)
+        if node.isLeaf { return }
+        for position in 0...node.count { try forEachNode(node.child(at: position), depth: depth + 1, in: source, body) }
     }
 
     /// Frees every page of the tree: its nodes, the overflow chains of its values, and the root.

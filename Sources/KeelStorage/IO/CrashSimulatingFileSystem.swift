@@ -176,6 +176,10 @@ public final class CrashSimulatingFileSystem: FileSystem {
 
     public func availableBytes(at path: String) -> UInt64? { nil }
 
+    public func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
+        state.withLock { childNames(of: path, in: $0.liveNames.keys) }
+    }
+
     // MARK: Operations of CrashSimulatingFile, by handle
 
     /// Counts an operation of `kind` on `handle` and runs `body` on its inode, unless the crash

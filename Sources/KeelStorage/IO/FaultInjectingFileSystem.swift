@@ -216,4 +216,8 @@ public final class FaultInjectingFileSystem: FileSystem {
     public func availableBytes(at path: String) -> UInt64? {
         base.availableBytes(at: path)
     }
+
+    public func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
+        try base.contentsOfDirectory(path)
+    }
 }

@@ -45,6 +45,20 @@ public protocol FileSystem: Sendable {
     func createDirectory(_ path: String) throws(StorageError)
     /// Free bytes available to unprivileged writers on the file system holding `path`, when known.
     func availableBytes(at path: String) -> UInt64?
+    /// The names of the entries directly in the directory `path` (files and folders, without
+    /// `.` and `..`), in no particular order.
+    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String]
+}
+
+/// The names directly under `directory` among `paths` (a deeper path counts as its first
+/// component: the implicit folders of the in-memory file systems).
+func childNames(of directory: String, in paths: some Sequence<String>) -> [String] {
+    let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+    var names: Set<String> = []
+    for path in paths where path.hasPrefix(prefix) {
+        if let first = path.dropFirst(prefix.count).split(separator: "/").first { names.insert(String(first)) }
+    }
+    return Array(names)
 }
 
 /// One open file. All offsets are absolute (pread/pwrite); there is no file position. Reference

@@ -182,6 +182,10 @@ public final class InMemoryFileSystem: FileSystem {
 
     public func createDirectory(_ path: String) throws(StorageError) {}
 
+    public func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
+        state.withLock { childNames(of: path, in: $0.names.keys) }
+    }
+
     public func availableBytes(at path: String) -> UInt64? {
         state.withLock { s in s.capacity.map { $0 > s.used ? $0 - s.used : 0 } }
     }

@@ -89,6 +89,20 @@ public struct PosixFileSystem: FileSystem {
         return nil
     }
 
+    public func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] {
+        try checkedPath(path)
+        guard let stream = opendir(path) else { throw StorageError.posix(errno, "opendir", path: path, writing: false) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Whether `path` names a directory (following symbolic links).
     func isDirectory(_ path: String) -> Bool {
         var info = stat()

@@ -81,7 +81,7 @@ extension Pager {
             }
             var work: [(PageNumber, LogFrameReference, PageBuffer?)] = []
             if target > s.backfilled {
-                for (page, e) in s.table.entries {
+                for (page, e) in s.table.logEntries {
                     guard let i = e.versionIndex(at: target), e.versions[i].sequence > s.backfilled else { continue }
                     work.append((PageNumber(page), e.versions[i].frame, e.versions[i].buffer))
                 }

@@ -98,7 +98,7 @@ extension Pager {
 
         // Page 0 as of the newest commit (the log's version when it has one).
         let meta0: MetaPage
-        if let e = state.table.entries[0], let newest = e.versions.last {
+        if let e = state.table.logEntry(0), let newest = e.versions.last {
             let buffer = PageBuffer(size: pageSize)
             try log.readPage(.meta, at: newest.frame, into: buffer)
             guard buffer.isValid(as: .meta) else { throw StorageError.corrupt("page 0 in the log fails its checksum", page: .meta) }

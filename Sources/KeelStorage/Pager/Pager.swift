@@ -102,7 +102,8 @@ final class Pager: @unchecked Sendable {
     private enum Lookup {
         case hit(PageBuffer)
         case log(LogFrameReference, FrameSequence)
-        case file(epoch: UInt64)
+        /// Read from the page file, into `spare` when the cache had an evicted buffer to reuse.
+        case file(epoch: UInt64, spare: PageBuffer?)
         case revoked
     }
 
@@ -110,24 +111,11 @@ final class Pager: @unchecked Sendable {
     func readPage(_ number: PageNumber, snapshot: FrameSequence) throws(StorageError) -> PageBuffer {
         let lookup: Lookup = state.withLock { s in
             if snapshot < s.revokedBelow { return .revoked }
-            if let e = s.table.entries[number.rawValue] {
-                if let i = e.versionIndex(at: snapshot) {
-                    if let b = e.versions[i].buffer {
-                        e.versions[i].referenced = true
-                        s.table.hits &+= 1
-                        return .hit(b)
-                    }
-                    s.table.misses &+= 1
-                    return .log(e.versions[i].frame, e.versions[i].sequence)
-                }
-                if let b = e.base {
-                    e.baseReferenced = true
-                    s.table.hits &+= 1
-                    return .hit(b)
-                }
+            switch s.table.find(number.rawValue, at: snapshot) {
+            case .buffer(let b): return .hit(b)
+            case .log(let ref, let seq): return .log(ref, seq)
+            case .pageFile: return .file(epoch: s.epoch, spare: s.table.takeSpare())
             }
-            s.table.misses &+= 1
-            return .file(epoch: s.epoch)
         }
         switch lookup {
         case .hit(let b):
@@ -143,8 +131,8 @@ final class Pager: @unchecked Sendable {
             }
             _ = state.withLock { $0.table.cache(buffer, page: number, sequence: seq) }
             return buffer
-        case .file(let epoch):
-            let buffer = try readFromPageFile(number)
+        case .file(let epoch, let spare):
+            let buffer = try readFromPageFile(number, into: spare)
             guard buffer.isValid(as: number) else {
                 try checkRevoked(snapshot)  // a checkpoint may have rewritten the page under a cut-off reader
                 throw StorageError(.corrupt, "page checksum mismatch", page: number, path: path)
@@ -159,9 +147,10 @@ final class Pager: @unchecked Sendable {
         }
     }
 
-    /// Reads page `number` from the page file (no checksum check).
-    func readFromPageFile(_ number: PageNumber) throws(StorageError) -> PageBuffer {
-        let buffer = PageBuffer(uninitializedSize: pageSize)
+    /// Reads page `number` from the page file (no checksum check), into `spare` (a buffer nobody
+    /// else holds) or a new buffer.
+    func readFromPageFile(_ number: PageNumber, into spare: PageBuffer? = nil) throws(StorageError) -> PageBuffer {
+        let buffer = spare ?? PageBuffer(uninitializedSize: pageSize)
         let offset = UInt64(number.rawValue) * UInt64(pageSize)
         let n = try pageFile.read(into: buffer.bytes, at: offset)
         guard n == pageSize else {

@@ -2,20 +2,39 @@
 // the one write transaction (copy on write into its dirty set, I5).
 
 /// A read transaction's view of the store: every page as of one commit.
+///
+/// It keeps the branch pages it has read (the upper levels of the trees, which every descent
+/// crosses) in a small direct-mapped table, so a lookup takes the pager's state lock about once,
+/// for its leaf, instead of once per level. A snapshot never changes, so a kept buffer stays the
+/// right one; holding it pins it in the cache for the transaction's life like any page in use
+/// (I16), at most `branchSlots` pages. Leaves and overflow pages always go through the pager,
+/// so every lookup still sees a checkpoint's cut-off (I7).
 final class ReadPages: PageSource {
     let pager: Pager
     let snapshot: FrameSequence
     var pageSize: Int { pager.pageSize }
     var changeCount: UInt64 { 0 }
+    static let branchSlots = 64
+    private var branches: [PageBuffer?]
+    private var branchNumbers: [UInt32]
 
     init(pager: Pager, snapshot: FrameSequence) {
         self.pager = pager
         self.snapshot = snapshot
+        branches = Array(repeating: nil, count: Self.branchSlots)
+        branchNumbers = Array(repeating: 0, count: Self.branchSlots)
     }
 
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
-        try pager.readPage(number, snapshot: snapshot)
+        let slot = Int(number.rawValue) & (Self.branchSlots - 1)
+        if branchNumbers[slot] == number.rawValue, let b = branches[slot] { return b }
+        let buffer = try pager.readPage(number, snapshot: snapshot)
+        if buffer.pointer.load(fromByteOffset: 4, as: UInt8.self) == PageType.branch.rawValue {
+            branches[slot] = buffer
+            branchNumbers[slot] = number.rawValue
+        }
+        return buffer
     }
 }
 

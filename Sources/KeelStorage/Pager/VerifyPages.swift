@@ -18,7 +18,7 @@ final class VerifyPages: PageSource {
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         pagesRead += 1
         let frame: LogFrameReference? = pager.state.withLock { s in
-            guard let e = s.table.entries[number.rawValue], let i = e.versionIndex(at: snapshot) else { return nil }
+            guard let e = s.table.logEntry(number.rawValue), let i = e.versionIndex(at: snapshot) else { return nil }
             return e.versions[i].frame
         }
         let cutOff = pager.state.withLock { snapshot < $0.revokedBelow }

@@ -28,7 +28,9 @@ public struct CompactionReport: Sendable, Equatable, Codable {
 
 extension Store {
     /// Rewrites the store without free pages. Writers wait while it runs; readers do not.
-    public func compact() throws(StorageError) -> CompactionReport {
+    /// Reports the new file's pages against the old file's live pages (an estimate: the new
+    /// pages are fuller).
+    public func compact(progress: ProgressHandler = { _ in }) throws(StorageError) -> CompactionReport {
         let old = try pager()
         let fs = options.fileSystem
         let temporary = path + ".compact"
@@ -62,11 +64,16 @@ extension Store {
             do throws(StorageError) {
                 let source = ReadPages(pager: old, snapshot: w.sequence)
                 let catalog = Catalog(root: w.meta.catalogRoot)
+                let livePages = UInt64(w.meta.pageCount - w.meta.freePageCount)
+                let task = "compacting \(path.split(separator: "/").last.map(String.init) ?? path)"
                 for name in try catalog.names(in: source) {
                     guard let root = try catalog.root(of: name, in: source) else { continue }
                     trees += 1
-                    entries += try Store.copyTree(name: name, from: BTree(root: root), source: source, into: target)
+                    entries += try Store.copyTree(name: name, from: BTree(root: root), source: source, into: target) {
+                        progress(WorkProgress(task: task, done: min($0, livePages), total: livePages))
+                    }
                 }
+                progress(WorkProgress(task: task, done: livePages, total: livePages))
                 // 4.
                 try target.close()
             } catch {
@@ -98,7 +105,10 @@ extension Store {
     }
 
     /// Copies one tree in key order, committing every few thousand entries to bound memory.
-    static func copyTree(name: String, from tree: BTree, source: ReadPages, into target: Store) throws(StorageError) -> Int {
+    /// After each commit, tells `copied` how many pages the target has.
+    static func copyTree(
+        name: String, from tree: BTree, source: ReadPages, into target: Store, copied pages: (UInt64) -> Void
+    ) throws(StorageError) -> Int {
         var cursor = BTreeCursor(tree: tree, source: source)
         var more = try cursor.seekFirst()
         var copied = 0
@@ -121,6 +131,7 @@ extension Store {
             } catch {
                 throw StorageError(.io, "copying tree \(name) failed", cause: error)
             }
+            pages(UInt64(try target.statistics().pageCount))
         } while more
         return copied
     }

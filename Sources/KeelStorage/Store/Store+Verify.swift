@@ -22,7 +22,8 @@ extension Store {
     /// Checks the store as of the newest commit: page checksums (read from disk, not the cache),
     /// B+tree order and shape, overflow chains, the free list, and that every page is reachable
     /// exactly once or free. Faults are reported, not thrown; only a closed store throws.
-    public func verify() throws(StorageError) -> VerifyReport {
+    /// Reports pages checked against the pages of the store.
+    public func verify(progress: ProgressHandler = { _ in }) throws(StorageError) -> VerifyReport {
         let pager = try pager()
         let (id, snapshot, _) = pager.beginRead()
         defer { pager.endRead(id) }
@@ -41,7 +42,11 @@ extension Store {
         // Who claims each page: page 0 itself, tree pages, free-list pages.
         var owner = [UInt8](repeating: 0, count: Int(meta.pageCount))  // 0 none, 1 reachable, 2 free
         owner[0] = 1
+        var claimed: UInt64 = 1
+        let task = "checking \(path.split(separator: "/").last.map(String.init) ?? path)"
         func claim(_ page: PageNumber, as kind: UInt8, tree: String?) {
+            claimed += 1
+            if claimed % 4096 == 0 { progress(WorkProgress(task: task, done: claimed, total: UInt64(meta.pageCount))) }
             guard Int(page.rawValue) < owner.count else {
                 faults.append(VerifyFault(page: page, tree: tree, message: "page number beyond the page count \(meta.pageCount)"))
                 return
@@ -82,6 +87,7 @@ extension Store {
         }
         report.faults = faults
         report.pagesRead = source.pagesRead
+        progress(WorkProgress(task: task, done: UInt64(meta.pageCount), total: UInt64(meta.pageCount)))
         return report
     }
 }

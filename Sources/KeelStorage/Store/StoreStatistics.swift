@@ -38,3 +38,28 @@ extension Store {
             writeRefusal: pager.writeRefusal?.description)
     }
 }
+
+extension Store {
+    /// What the trees hold as of the newest commit, per tree name: entries, key and value bytes
+    /// as seen and as stored (so the compression of values), pages. Walks every node of every
+    /// tree on a snapshot (O(pages); writers are not held up).
+    public func contents() throws(StorageError) -> [String: TreeTally] {
+        do {
+            return try read { (txn) throws -> [String: TreeTally] in
+                let catalog = try txn.catalog
+                guard catalog.tree.root.rawValue != 0 else { return [:] }
+                let source = txn.readPages
+                var out: [String: TreeTally] = [:]
+                for name in try catalog.names(in: source) {
+                    guard let root = try catalog.root(of: name, in: source) else { continue }
+                    out[name] = try BTree(root: root).tally(in: source)
+                }
+                return out
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, "reading the trees failed", cause: error)
+        }
+    }
+}

@@ -64,6 +64,22 @@ struct ContextDeleteRuleTests {
         #expect(fixture.store.state.rows[hr] == nil)
     }
 
+    @Test("deny is judged at the end of the save: members deleted later in the same save do not block it")
+    func denyAtEndOfSave() throws {
+        let fixture = ContextFixture(employeesRule: .deny)
+        let (departments, employees) = try fixture.importCompany()
+        let development = try #require(departments[3])
+        let context = fixture.context()
+        // The department first, then its employees: the save is allowed, as the other order is.
+        try context.delete(development)
+        for employee in [employees[0], employees[1]] { try context.delete(employee) }
+        expectKeelError(.deny) { try context.save() }
+        try context.delete(employees[4])
+        try context.save()
+        #expect(fixture.store.state.rows[development] == nil)
+        #expect(fixture.store.state.rows[employees[4]] == nil)
+    }
+
     @Test("deleting a department under noAction leaves a dangling reference that reads as missing")
     func noAction() throws {
         let fixture = ContextFixture(employeesRule: .noAction)

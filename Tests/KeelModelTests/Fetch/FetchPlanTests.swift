@@ -54,6 +54,44 @@ struct FetchPlanTests {
         #expect(try c.count(design) == 0)
     }
 
+    @Test("SELF == %@ and SELF IN %@ (a key path of no steps) are planned as filters, not columns")
+    func selfComparisons() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let one = data.employees[0]
+        let request = FetchRequest(entity: "Employee", predicate: "SELF == %@", args: [.string(one.text(in: data.model))])
+        #expect(try c.fetch(request).map(\.id) == [one])
+        #expect(try c.explain(request).hasPrefix("SCAN Employee → filter: SELF =="))
+        let two = FetchRequest(
+            entity: "Employee", predicate: "SELF IN %@", args: [.array(data.employees.prefix(2).map { .string($0.text(in: data.model)) })])
+        #expect(try c.count(two) == 2)
+    }
+
+    @Test("a fetch longer than its first read streams on when its row saves, rolls back or refreshes the context")
+    func rowSavesMidFetch() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let loader = ObjectContext(store: store.store)
+        for i in 0..<1500 { try loader.insert(entity: "Student", values: ["name": .string("s\(i)"), "grade": 1]) }
+        try loader.save()
+        let c = ObjectContext(store: store.store)
+        var seen = 0
+        try c.fetch(FetchRequest(entity: "Student")) { (row) throws(KeelError) -> Bool in
+            seen += 1
+            switch seen {
+            case 10:
+                try c.update(row.id, values: ["grade": 2])
+                try c.save()
+            case 20: c.refresh()
+            case 30: c.rollback()
+            default: break
+            }
+            return true
+        }
+        #expect(seen == 1500)
+        #expect(try c.count(FetchRequest(entity: "Student", predicate: "grade == 2")) == 1)
+        try store.expectConsistent()
+    }
+
     @Test("pending inserts, updates and deletes are seen, with and without an index, in sort order")
     func pendingChanges() throws {
         let data = try FetchTestData()

@@ -145,7 +145,12 @@ struct SaveRulesTests {
         #expect(mixed?.code == .validation)
         let codes = Set(mixed?.details?["failures"]?.arrayValue?.compactMap { $0["code"]?.stringValue } ?? [])
         #expect(codes == ["DENY", "VALIDATION"])
-        // Deleting the archive first lets the department go.
+        // Deleting the archive in the same save lets the department go, in either order: a deny
+        // is judged at the end of the save.
+        let d2 = try f.insert("Department", ["name": .string("Audit")])
+        let a2 = try f.insert("Archive", ["label": .string("2020"), "department": .object(d2)])
+        _ = try f.store.save(ChangeSet(changes: [.delete(d2), .delete(a2)], originals: try f.original(d2, a2)))
+        #expect(try f.object(d2) == nil)
         _ = try f.store.save(ChangeSet(changes: [.delete(a), .delete(d)], originals: try f.original(a, d)))
         #expect(try f.object(d) == nil)
         try f.expectConsistent()

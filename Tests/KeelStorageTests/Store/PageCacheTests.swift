@@ -2,6 +2,8 @@
 // than the cache holds all its pages while they enter the cache, so no sweep can free anything
 // until the commit returns. Before the fix each added page swept the whole ring (a 1M-key bulk
 // insert took minutes instead of seconds); now sweep work is linear in the pages added.
+// Evicted buffers are reused for later page reads, never one that a transaction still holds; a
+// read transaction keeps the branch pages it crossed, and is still cut off by a checkpoint.
 
 import Testing
 
@@ -32,5 +34,79 @@ struct PageCacheTests {
         // ~pages² / 2 = 500,000 steps of one full sweep per page.
         #expect(steps < 40 * UInt64(max(pages, 1_000)), "\(steps) sweep steps for about \(pages) pages")
         #expect(try store.read { txn in try txn.tree("t")?.get(numberedKey(19_999)) } == randomBytes(100, seed: 19_999))
+    }
+
+    @Test("I16: evicted buffers are reused for later reads, never a buffer a transaction still holds")
+    func recycledBuffersAreNeverHeldOnes() throws {
+        let fs = InMemoryFileSystem()
+        let store = try openTestStore(fs) { $0.cacheSizeBytes = 16 * 4096 }
+        defer { try? store.close() }
+        let count = 3_000
+        try store.write { txn in
+            let tree = try txn.createTree("t")
+            for i in 0..<count { try tree.put(key: numberedKey(i), value: randomBytes(200, seed: UInt64(i))) }
+        }
+        try store.checkpoint()  // every page now comes from the page file
+        let pager = try store.pager()
+        let root = try store.read { txn in try #require(try txn.tree("t")).btree.root }
+        let (id, snapshot, _) = pager.beginRead()
+        defer { pager.endRead(id) }
+        // Hold the leaves of a few keys, as a reader in the middle of using them would.
+        let pages = ReadPages(pager: pager, snapshot: snapshot)
+        var held: [(PageBuffer, Bytes)] = []
+        for i in stride(from: 0, to: count, by: 500) {
+            let location = try numberedKey(i).withUnsafeBytes { k in try BTree(root: root).locate(k, in: pages) }
+            guard case .inline(_, let buffer) = location else {
+                Issue.record("key \(i) not found inline")
+                continue
+            }
+            held.append((buffer, Array(buffer.readOnlyBytes)))
+        }
+        let evictionsBefore = pager.state.withLock { $0.table.evictions }
+        // Churn: read every key twice through a cache of 16 pages.
+        for _ in 0..<2 {
+            try store.read { txn in
+                let tree = try #require(try txn.tree("t"))
+                for i in 0..<count { #expect(try tree.get(numberedKey(i)) == randomBytes(200, seed: UInt64(i)), "key \(i)") }
+            }
+        }
+        let (evictions, cached, budget, spare) = pager.state.withLock { s in
+            (s.table.evictions, s.table.cachedBytes, s.table.budgetBytes, s.table.takeSpare())
+        }
+        #expect(evictions - evictionsBefore > 100, "the reads evicted \(evictions - evictionsBefore) buffers")
+        #expect(spare != nil, "evicted buffers are kept for reuse")
+        #expect(cached <= budget, "the cache holds \(cached) bytes over its \(budget)-byte budget")
+        for (buffer, bytes) in held {
+            #expect(Array(buffer.readOnlyBytes) == bytes, "a held page buffer was overwritten (reused while in use)")
+        }
+    }
+
+    @Test("I7: a read transaction that kept branch pages is still cut off by a checkpoint on its next lookup")
+    func keptBranchesStillCutOff() throws {
+        try withVerifiedStore(configure: { $0.maxLogBytes = 256 << 10 }) { store in
+            try store.write { txn in
+                let tree = try txn.createTree("t")
+                for i in 0..<2_000 { try tree.put(key: numberedKey(i), value: randomBytes(100, seed: UInt64(i))) }
+            }
+            try store.checkpoint()
+            let error = try store.read { txn -> StorageError? in
+                let tree = try #require(try txn.tree("t"))
+                let root = try #require(try txn.readPages.page(tree.btree.root).pageType)
+                #expect(root == .branch, "the tree has more than one level")
+                #expect(try tree.get(numberedKey(5)) == randomBytes(100, seed: 5))
+                for i in 0..<400 {
+                    try store.write { w in
+                        try w.openTree("t").put(key: numberedKey(10_000 + i), value: randomBytes(2000, seed: UInt64(i)))
+                    }
+                }
+                do {
+                    _ = try tree.get(numberedKey(1_500))
+                    return nil
+                } catch let error as StorageError {
+                    return error
+                }
+            }
+            #expect(error?.code == .snapshotTooOld, "\(String(describing: error))")
+        }
     }
 }

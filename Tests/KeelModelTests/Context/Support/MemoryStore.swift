@@ -128,6 +128,8 @@ final class MemoryStore: ContextStore {
                 denials.append(contentsOf: denied)
             }
         }
+        // As the object store: a deny counts the targets still there at the end of the save.
+        denials = denials.filter { $0.targets.contains { editor.state.rows[$0] != nil } }
         if !denials.isEmpty {
             throw KeelError(
                 .deny, "\(denials.count) delete(s) denied",

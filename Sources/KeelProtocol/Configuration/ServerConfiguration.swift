@@ -1,4 +1,5 @@
-// Everything keeld is told at start (spec/cli.md, "keeld"): the configuration file
+// Everything keeld is told at start (spec/cli.md, "keeld"), and what keelctl reads to find the
+// same data folder, model and socket: the configuration file
 // (`config/keeld.json` documents every key with its default), then the command-line flags over
 // it. Relative paths are relative to the daemon's working directory.
 //

@@ -1,25 +1,44 @@
 // Reading the configuration file: every key of `config/keeld.json`, each checked for its kind
-// and range; every problem is reported at once, one line.
+// and range; every problem is reported at once, one line. keeld and keelctl read the same file
+// (keelctl for the data folder, model, socket and store settings).
 
 import Foundation
 public import KeelModel
 import KeelStorage
 import Logging
 
+/// Why a configuration file cannot be used: one line naming every problem.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
 extension ServerConfiguration {
-    /// Reads `path` over the defaults. Throws a one-line `StartupFailure` naming every problem.
-    public static func load(path: String) throws(StartupFailure) -> ServerConfiguration {
+    /// The default configuration file, relative to the working directory.
+    public static let defaultFile = "config/keeld.json"
+
+    /// What keeld and keelctl start from: `file` when given, else `config/keeld.json` when it
+    /// exists, else the defaults.
+    public static func resolve(file: String?) throws(ConfigurationError) -> ServerConfiguration {
+        if let file { return try load(path: file) }
+        if FileManager.default.fileExists(atPath: defaultFile) { return try load(path: defaultFile) }
+        return ServerConfiguration()
+    }
+
+    /// Reads `path` over the defaults. Throws a one-line `ConfigurationError` naming every problem.
+    public static func load(path: String) throws(ConfigurationError) -> ServerConfiguration {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw StartupFailure("cannot read the configuration file \(path): \(error.localizedDescription)")
+            throw ConfigurationError("cannot read the configuration file \(path): \(error.localizedDescription)")
         }
         let json: JSON
         do {
             json = try JSON.parse([UInt8](data))
         } catch {
-            throw StartupFailure("\(path): \(error.message)")
+            throw ConfigurationError("\(path): \(error.message)")
         }
         var configuration = ServerConfiguration()
         try configuration.apply(json, source: path)
@@ -27,9 +46,9 @@ extension ServerConfiguration {
     }
 
     /// Applies the keys of a configuration object over the current values.
-    public mutating func apply(_ json: JSON, source: String) throws(StartupFailure) {
+    public mutating func apply(_ json: JSON, source: String) throws(ConfigurationError) {
         guard let members = json.objectValue else {
-            throw StartupFailure("\(source): the configuration must be a JSON object")
+            throw ConfigurationError("\(source): the configuration must be a JSON object")
         }
         var problems: [String] = []
         func string(_ key: String, _ value: JSON) -> String? {
@@ -105,7 +124,7 @@ extension ServerConfiguration {
             }
         }
         guard problems.isEmpty else {
-            throw StartupFailure("\(source): " + problems.joined(separator: "; "))
+            throw ConfigurationError("\(source): " + problems.joined(separator: "; "))
         }
     }
 

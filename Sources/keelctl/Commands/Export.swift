@@ -1,0 +1,130 @@
+// keelctl export: every object (or those of one entity and its sub-entities) as JSON lines that
+// `keelctl import` reads back (KeelModel/Transfer/ExportFormat.swift).
+
+import ArgumentParser
+import Foundation
+import KeelModel
+import KeelStorage
+import Synchronization
+
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Writes every object as JSON lines, to standard output or --out; `keelctl import` reads them back.",
+        discussion: """
+            One object per line, entity by entity in the model's order, in ID order: "$id" (the key an \
+            import finds it by), "$entity", then every stored property, relationships as IDs. \
+            Importing the file into a fresh store gives the same objects and relationships under new \
+            IDs. With --entity, only that entity and its sub-entities are written; their \
+            relationships to objects left out then name keys that an import of the file alone \
+            cannot find. The objects come from one snapshot: offline nothing else writes to the held             folder; online every FETCH reads the connection's context, whose snapshot is taken at the             first one (a COMPACT meanwhile cuts it off, and the export fails rather than mix states).
+            """)
+
+    @OptionGroup var location: Location
+
+    @Option(help: ArgumentHelp("Only this entity and its sub-entities.", valueName: "name"))
+    var entity: String?
+
+    @Option(help: ArgumentHelp("Write to this file (as FILE.partial, renamed once complete) instead of standard output.", valueName: "file"))
+    var out: String?
+
+    func run() async throws {
+        let bar = ProgressBar()
+        let writer = try LineWriter(path: out)
+        let entity = self.entity
+        let count: Int
+        do {
+            count = try await location.run { backend in
+                let entities = try ExportFormat.entities(entity, in: backend.model)
+                var total = 0
+                for e in entities { total += try await backend.count(Self.request(e)) }
+                let model = backend.model
+                let done = Atomic<Int>(0)
+                let all = total
+                try await bar.during("exporting", ticking: false) { () throws(KeelError) in
+                    for e in entities {
+                        try await backend.fetch(Self.request(e)) { (row) throws(KeelError) in
+                            try writer.write(ExportFormat.line(row, model: model).serialized())
+                            let n = done.add(1, ordering: .relaxed).newValue
+                            if n % 1000 == 0 { bar.report(WorkProgress(task: "exporting", done: UInt64(n), total: UInt64(all))) }
+                        }
+                    }
+                    let n = UInt64(done.load(ordering: .relaxed))
+                    bar.report(WorkProgress(task: "exporting", done: n, total: n))
+                }
+                return done.load(ordering: .relaxed)
+            }
+            try writer.finish()
+        } catch {
+            writer.abandon()
+            throw error
+        }
+        if let out { print("exported \(count) object\(count == 1 ? "" : "s") to \(out)") }
+    }
+
+    /// The FETCH of one concrete entity's objects, in ID order.
+    static func request(_ entity: Entity) -> JSON {
+        ["entity": .string(entity.name), "includeSubentities": false]
+    }
+}
+
+/// Lines to standard output, or to `PATH.partial` renamed to PATH at `finish()`. Buffered; safe
+/// to call from any thread (the fetch's rows arrive on the store's thread).
+final class LineWriter: Sendable {
+    private let path: String?
+    private let descriptor: Int32
+    /// Guards the bytes not yet written.
+    private let buffer = Mutex<[UInt8]>([])
+
+    init(path: String?) throws(Failure) {
+        self.path = path
+        if let path {
+            let fd = open(path + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw Failure("cannot write \(path).partial: \(String(cString: strerror(errno)))") }
+            descriptor = fd
+        } else {
+            descriptor = STDOUT_FILENO
+        }
+    }
+
+    func write(_ line: String) throws(KeelError) {
+        let full = buffer.withLock { bytes -> [UInt8]? in
+            bytes.append(contentsOf: line.utf8)
+            bytes.append(0x0A)
+            guard bytes.count >= 1 << 20 else { return nil }
+            defer { bytes.removeAll(keepingCapacity: true) }
+            return bytes
+        }
+        if let full { try flush(full) }
+    }
+
+    private func flush(_ bytes: [UInt8]) throws(KeelError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress! + done, $0.count - done) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw KeelError(.io, "cannot write \(path ?? "standard output"): \(String(cString: strerror(errno)))") }
+            done += n
+        }
+    }
+
+    /// Writes what is buffered; for a file, syncs it and renames it into place.
+    func finish() throws(Failure) {
+        let rest = buffer.withLock { bytes in defer { bytes = [] }; return bytes }
+        do throws(KeelError) {
+            try flush(rest)
+        } catch {
+            throw Failure(error)
+        }
+        guard let path else { return }
+        guard fsync(descriptor) == 0, close(descriptor) == 0, rename(path + ".partial", path) == 0 else {
+            throw Failure("cannot complete \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Drops a file being written.
+    func abandon() {
+        guard let path else { return }
+        close(descriptor)
+        unlink(path + ".partial")
+    }
+}

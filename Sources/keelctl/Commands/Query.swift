@@ -1,0 +1,118 @@
+// keelctl query ENTITY: a FETCH (spec/protocol.md, "FETCH") from the command line, printed as a
+// table, or as the rows' JSON.
+
+import ArgumentParser
+import KeelModel
+import Synchronization
+
+struct Query: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Runs a FETCH and prints the objects as a table.",
+        discussion: """
+            Example: keelctl query Employee --where "salary > %@ AND department.name BEGINSWITH[c] 'sal'" \
+            --arg 5000 --sort name --sort age:desc --limit 10 --properties name,age,department
+
+            --where takes the predicate language of Docs/Predicates.md; each --arg fills the next %@ \
+            (a JSON value, or else taken as a string). Sub-entities' objects are included unless \
+            --no-subentities. Columns are $id and the properties (--properties, default every stored \
+            property of the entity); long cells are cut with "…".
+            """)
+
+    @OptionGroup var location: Location
+
+    @Argument(help: ArgumentHelp("The entity to fetch.", valueName: "entity"))
+    var entity: String
+
+    @Option(help: ArgumentHelp("A predicate (Docs/Predicates.md).", valueName: "predicate"))
+    var `where`: String?
+
+    @Option(help: ArgumentHelp("A value for the next %@ of the predicate: JSON, or else a string.", valueName: "value"))
+    var arg: [String] = []
+
+    @Option(help: ArgumentHelp("Sort by this key; KEY:desc for descending, KEY:ci for case-insensitive (repeat for more keys).", valueName: "key"))
+    var sort: [String] = []
+
+    @Option(help: ArgumentHelp("At most this many objects.", valueName: "n"))
+    var limit: Int?
+
+    @Option(help: ArgumentHelp("Skip this many objects first.", valueName: "n"))
+    var offset: Int?
+
+    @Option(help: ArgumentHelp("The properties to show, comma-separated.", valueName: "names"))
+    var properties: String?
+
+    @Flag(help: "Leave out objects of sub-entities.")
+    var noSubentities = false
+
+    @Flag(help: "Print each row's JSON (FETCH's ROW) on a line instead of a table.")
+    var json = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
+        if let offset, offset < 0 { throw ValidationError("--offset must not be negative") }
+        for key in sort {
+            let parts = key.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 3, !parts[0].isEmpty, parts.dropFirst().allSatisfy({ ["asc", "desc", "ci"].contains($0) }) else {
+                throw ValidationError("--sort \(key): expected KEY, KEY:desc, KEY:ci or KEY:desc:ci")
+            }
+        }
+    }
+
+    /// The FETCH request.
+    var request: JSON {
+        var members: [(String, JSON)] = [("entity", .string(entity))]
+        if let `where` { members.append(("predicate", .string(`where`))) }
+        if !arg.isEmpty { members.append(("args", .array(arg.map { (try? JSON.parse($0)) ?? .string($0) }))) }
+        if !sort.isEmpty {
+            members.append(("sort", .array(sort.map { key in
+                let parts = key.split(separator: ":").map(String.init)
+                return ["key": .string(parts[0]), "ascending": .bool(!parts.contains("desc")), "caseInsensitive": .bool(parts.contains("ci"))]
+            })))
+        }
+        if let limit { members.append(("limit", .int(Int64(limit)))) }
+        if let offset { members.append(("offset", .int(Int64(offset)))) }
+        if noSubentities { members.append(("includeSubentities", false)) }
+        if let names = columnsAsked { members.append(("properties", .array(names.map(JSON.string)))) }
+        return .object(.init(members, uniquingKeysWith: { a, _ in a }))
+    }
+
+    private var columnsAsked: [String]? {
+        properties.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+    }
+
+    func run() async throws {
+        let rows = Mutex<[JSON]>([])
+        let asJSON = json
+        let request = self.request
+        let model = try await location.run { backend in
+            try await backend.fetch(request) { (row) throws(KeelError) in
+                if asJSON { print(row.serialized()) } else { rows.withLock { $0.append(row) } }
+            }
+            return backend.model
+        }
+        if asJSON { return }
+        let all = rows.withLock { $0 }
+        let columns = ["$id"] + (columnsAsked ?? Self.columns(of: entity, in: model))
+        let cells = all.map { row in columns.map { Self.cell(row[$0]) } }
+        print(Output.table(columns, cells))
+        print("(\(all.count) object\(all.count == 1 ? "" : "s"))")
+    }
+
+    /// Every stored property of `entity`.
+    static func columns(of entity: String, in model: Model) -> [String] {
+        guard let e = model.entity(named: entity) else { return [] }
+        return e.properties.compactMap { p in
+            if case .attribute(let a) = p, a.isTransient { return nil }
+            return p.name
+        }
+    }
+
+    static func cell(_ value: JSON?) -> String {
+        switch value {
+        case nil: ""
+        case .string(let s)?: s
+        case .array(let items)?: "[" + items.map { cell($0) }.joined(separator: ", ") + "]"
+        case let other?: other.serialized()
+        }
+    }
+}

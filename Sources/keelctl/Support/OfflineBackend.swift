@@ -1,0 +1,93 @@
+// The store commands offline: the object store of a held data folder, in this process. The
+// store's work blocks on disk I/O, so it runs on a thread of its own, never on the cooperative
+// pool (DESIGN.md, "Concurrency").
+
+import Foundation
+import KeelModel
+import KeelStorage
+
+final class OfflineBackend: Backend {
+    let folder: OfflineFolder
+    let store: ObjectStore
+
+    init(folder: OfflineFolder, store: ObjectStore) {
+        self.folder = folder
+        self.store = store
+    }
+
+    /// Opens the store of `folder`; releases the folder when it cannot.
+    convenience init(folder: OfflineFolder, readOnly: Bool = false) throws(Failure) {
+        let store: ObjectStore
+        do throws(Failure) {
+            store = try folder.open(readOnly: readOnly)
+        } catch {
+            folder.release()
+            throw error
+        }
+        self.init(folder: folder, store: store)
+    }
+
+    var model: Model { store.model }
+    var place: String { "the data folder \(folder.directory)" }
+
+    func statistics(contents: Bool) async throws(KeelError) -> JSON {
+        try await onThread { [store] () throws(KeelError) in try store.statistics(contents: contents) }
+    }
+
+    func checkpoint() async throws(KeelError) {
+        try await onThread { [store] () throws(KeelError) in try store.checkpoint() }
+    }
+
+    func compact(progress: ProgressBar) async throws(KeelError) -> (bytesBefore: Int64, bytesAfter: Int64) {
+        let (before, after) = try await onThread { [store] () throws(KeelError) in try store.compact(progress: progress.report) }
+        return (Int64(before), Int64(after))
+    }
+
+    func verify(progress: ProgressBar) async throws(KeelError) -> [StoreFault] {
+        try await onThread { [store] () throws(KeelError) in try store.verifyAll(progress: progress.report) }
+    }
+
+    func backup(to path: String, progress: ProgressBar) async throws(KeelError) -> BackupOutcome {
+        let summary = try await onThread { [store] () throws(KeelError) in try store.backup(to: path, progress: progress.report) }
+        return BackupOutcome(path: path, bytes: Int64(summary.bytes), entries: Int64(summary.entries), payloadBytes: Int64(summary.payloadBytes))
+    }
+
+    func fetch(_ request: JSON, row: @escaping @Sendable (JSON) throws(KeelError) -> Void) async throws(KeelError) {
+        try await onThread { [store] () throws(KeelError) in
+            let fetch = try FetchRequest(json: request)
+            let context = ObjectContext(store: store)
+            let model = store.model
+            try context.fetch(fetch) { (r) throws(KeelError) -> Bool in
+                try row(r.json(in: model))
+                return true
+            }
+        }
+    }
+
+    func count(_ request: JSON) async throws(KeelError) -> Int {
+        try await onThread { [store] () throws(KeelError) in
+            try ObjectContext(store: store).count(try FetchRequest(json: request))
+        }
+    }
+
+    func importObjects(_ plan: ImportPlan, chunkSize: Int, progress: ProgressBar) async throws(KeelError) -> ImportResult {
+        try await onThread { [store] () throws(KeelError) in try store.importObjects(plan, chunkSize: chunkSize, progress: progress.report) }
+    }
+
+    func close() async throws(KeelError) {
+        defer { folder.release() }
+        try await onThread { [store] () throws(KeelError) in try store.close() }
+    }
+}
+
+/// Runs `body` on a new thread and waits for it without holding a thread of the cooperative pool.
+func onThread<R: Sendable>(_ body: @escaping @Sendable () throws(KeelError) -> R) async throws(KeelError) -> R {
+    let result: Result<R, KeelError> = await withCheckedContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(returning: Result { () throws(KeelError) -> R in try body() })
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+    return try result.get()
+}

@@ -1,0 +1,58 @@
+// The code of Docs/Client.md, as written there (embedded here; the daemon form differs only in
+// the line that opens the store): the newcomer's app and the error handling.
+
+import Foundation
+import KeelClient
+import KeelSampleModel
+import Testing
+
+@Suite("Docs/Client.md")
+struct ClientDocTests {
+    @Test("the newcomer's app: insert, save, fetch with a typed predicate and sort, update", arguments: BackendKind.allCases)
+    func newcomersApp(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            var printed: [String] = []
+            func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
+
+            let context = store.mainContext
+            let acme = try await context.insert(Company(name: "Acme \(UUID().uuidString.prefix(8))"))
+            let sales = Department(name: "Sales")
+            sales.addToCompanies(acme)
+            try await context.insert(sales)
+            for (name, age, salary) in [("Kim", 34, "5200.50"), ("Lee", 28, "4100"), ("Park", 45, "7300")] {
+                try await context.insert(Employee(name: name, age: Int16(age), salary: Decimal(string: salary)!,
+                                                  department: sales.objectID, company: acme.objectID))
+            }
+            try await context.save()
+            for try await e in context.fetch(Employee.self, where: Employee.company == acme.objectID! && Employee.age > 30,
+                                             sortedBy: .descending(\.salary)) {
+                print(e.name, e.age ?? 0, e.salary)
+            }
+            if let kim = try await context.first(Employee.self, where: Employee.company == acme.objectID! && Employee.name == "Kim") {
+                kim.salary = 6000
+                try await context.update(kim)
+                try await context.save()
+            }
+            #expect(printed == ["Park 45 7300", "Kim 34 5200.5"])
+            #expect(try await context.first(Employee.self, where: Employee.name == "Kim")?.salary == 6000)
+        }
+    }
+
+    @Test("catching a failed save by code, with its typed details", arguments: BackendKind.allCases)
+    func errorHandling(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            try await context.insert(Student(name: "", grade: 40))
+            var lines: [String] = []
+            do {
+                try await context.save()
+            } catch let error as KeelError where error.code == .conflict {
+                for c in error.conflicts { lines.append("\(c.object) was changed") }
+            } catch let error as KeelError where [.validation, .deny, .constraint].contains(error.code) {
+                for f in error.validationFailures { lines.append("\(f.property ?? "") \(f.rule)") }
+            }
+            #expect(Set(lines) == ["name minValue", "grade maxValue"])
+            try await context.rollback()
+        }
+    }
+}

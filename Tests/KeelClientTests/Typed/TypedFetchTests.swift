@@ -1,0 +1,202 @@
+// The typed suite, fetching: typed predicates (comparisons, nil, strings with [c]/[d], IN,
+// BETWEEN, to-one key paths, to-many counts and subqueries, &&, ||, !), sorts (several keys,
+// descending, case-insensitive, through a to-one), limit and offset, count and explain,
+// inheritance (a fetch of Person gives Employee and Student objects), IDs, and streaming.
+
+import Foundation
+import KeelClient
+import KeelSampleModel
+import Testing
+
+@Suite("Typed fetches")
+struct TypedFetchTests {
+    private func names<E: Person>(_ results: FetchResults<E>) async throws -> [String] {
+        var out: [String] = []
+        for try await person in results { out.append(person.name) }
+        return out
+    }
+
+    @Test("typed predicates select what their text says", arguments: BackendKind.allCases)
+    func predicates(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            let seed = try await CompanySeed.insert(into: context)
+            let sort = TypedSort<Employee>.ascending(\.name)
+            func fetch(_ predicate: TypedPredicate<Employee>) async throws -> [String] {
+                try await names(context.fetch(Employee.self, where: predicate, sortedBy: sort))
+            }
+            #expect(try await fetch(Employee.age > 30) == ["Choi", "Jung", "Kim", "Park"])
+            #expect(try await fetch(Employee.age >= 31 && Employee.age <= 34) == ["Choi", "Kim"])
+            #expect(try await fetch(Employee.salary > 5000) == ["Jung", "Kim", "Park"])
+            #expect(try await fetch(Employee.salary == Decimal(string: "5200.5")!) == ["Kim"])
+            #expect(try await fetch(Employee.name == "O'Brien\" OR TRUEPREDICATE") == [], "a value never becomes predicate text")
+            #expect(try await fetch(Employee.gender != "male") == ["Choi", "Jung", "Kim"])
+            #expect(try await fetch(Employee.isManager == true) == ["Park"])
+            #expect(try await fetch(Employee.address == nil) == [])
+            #expect(try await fetch(Employee.address != nil).count == 6)
+            #expect(try await fetch(Employee.name.beginsWith("p", .caseInsensitive)) == ["Park"])
+            #expect(try await fetch(Employee.name.beginsWith("p")) == [])
+            #expect(try await fetch(Employee.name.equals("emile", [.caseInsensitive, .diacriticInsensitive])) == ["Émile"])
+            #expect(try await fetch(Employee.name.contains("I", .caseInsensitive)) == ["Choi", "Kim", "Émile"])
+            #expect(try await fetch(Employee.name.endsWith("e")) == ["Lee", "Émile"])
+            #expect(try await fetch(Employee.name.like("?i*")) == ["Kim"])
+            #expect(try await fetch(Employee.name.matches("[JK].*")) == ["Jung", "Kim"])
+            #expect(try await fetch(Employee.age.in([28, 52, 99])) == ["Jung", "Lee"])
+            #expect(try await fetch(Employee.age.between(29, 31)) == ["Choi", "Émile"])
+            #expect(try await fetch(Employee.age.isIn(45...60)) == ["Jung", "Park"])
+            #expect(try await fetch(Employee.department.name == "Development") == ["Lee", "Park"])
+            #expect(try await fetch(Employee.department == seed.departments["HR"]!) == ["Émile"])
+            #expect(try await fetch(Employee.department.code < 3) == ["Choi"])
+            #expect(try await fetch(Employee.department.in([seed.departments["HR"]!, seed.departments["Design"]!])) == ["Choi", "Émile"])
+            #expect(try await fetch(!(Employee.age > 30) || Employee.name == "Park") == ["Lee", "Park", "Émile"])
+            #expect(try await fetch(Employee.hiredAt > Date(keelMilliseconds: 1_600_000_000_000 + 40 * 86_400_000)) == ["Jung", "Park"])
+            #expect(try await fetch(KeelSelf<Employee>() == seed.employees["Lee"]!) == ["Lee"])
+            #expect(try await fetch(KeelSelf<Employee>().in([seed.employees["Lee"]!, seed.employees["Kim"]!])) == ["Kim", "Lee"])
+            #expect(try await fetch(.all).count == 6)
+            #expect(try await fetch(.none) == [])
+            #expect(try await fetch(TypedPredicate("salary < %@ AND age < %@", ["4500", 30])) == ["Lee", "Émile"])
+
+            var departments: [String] = []
+            for try await department in context.fetch(
+                Department.self, where: Department.employees.count >= 2, sortedBy: .ascending(\.name))
+            {
+                departments.append(department.name)
+            }
+            #expect(departments == ["Development", "Sales"])
+            departments = []
+            for try await department in context.fetch(
+                Department.self, where: Department.employees.any(Employee.age > 50 && Employee.gender == "other"),
+                sortedBy: .ascending(\.name))
+            {
+                departments.append(department.name)
+            }
+            #expect(departments == ["Sales"])
+            departments = []
+            for try await department in context.fetch(
+                Department.self, where: Department.employees.all(Employee.age < 50), sortedBy: .descending(\.name))
+            {
+                departments.append(department.name)
+            }
+            #expect(departments == ["HR", "Development", "Design"])
+            departments = []
+            for try await department in context.fetch(
+                Department.self, where: Department.employees.none(Employee.salary > 4500), sortedBy: .ascending(\.name))
+            {
+                departments.append(department.name)
+            }
+            #expect(departments == ["HR"])
+            #expect(try await context.count(Department.self, where: Department.employees.contains(seed.employees["Kim"]!)) == 1)
+        }
+    }
+
+    @Test("sorts: several keys, descending, case-insensitive, through a to-one; limit and offset", arguments: BackendKind.allCases)
+    func sorts(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            _ = try await CompanySeed.insert(into: context)
+            try await context.insert(Employee(name: "adams", age: 34, salary: 1))
+            try await context.save()
+            #expect(try await names(context.fetch(Employee.self, sortedBy: .descending(\.age), .ascending(\.name)))
+                == ["Jung", "Park", "Kim", "adams", "Choi", "Émile", "Lee"])
+            #expect(try await names(context.fetch(Employee.self, sortedBy: .ascending(\.name)))
+                == ["Choi", "Jung", "Kim", "Lee", "Park", "adams", "Émile"])
+            #expect(try await names(context.fetch(Employee.self, sortedBy: .ascending(\.name, caseInsensitive: true)))
+                == ["adams", "Choi", "Jung", "Kim", "Lee", "Park", "Émile"])
+            #expect(try await names(context.fetch(Employee.self, sortedBy: .descending(Employee.salary), limit: 2))
+                == ["Park", "Jung"])
+            #expect(try await names(context.fetch(Employee.self, sortedBy: .ascending(\.department.name), .ascending(\.name), limit: 3, offset: 1))
+                == ["Choi", "Lee", "Park"], "adams has no department: nil sorts first")
+            let first = try await context.first(Employee.self, where: Employee.age > 40, sortedBy: .ascending(\.salary))
+            #expect(first?.name == "Jung")
+            #expect(try await context.first(Employee.self, where: Employee.age > 99) == nil)
+        }
+    }
+
+    @Test("a fetch of an abstract parent gives objects of each sub-entity's class", arguments: BackendKind.allCases)
+    func inheritance(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            _ = try await CompanySeed.insert(into: context)
+            var employees = 0
+            var students: [String] = []
+            for try await person in context.fetch(Person.self, where: Person.age < 30, sortedBy: .ascending(\.age)) {
+                switch person {
+                case let employee as Employee:
+                    employees += 1
+                    #expect(employee.salary > 0)
+                case let student as Student:
+                    students.append("\(student.name) \(student.grade ?? 0)")
+                default:
+                    Issue.record("\(person) is neither an Employee nor a Student")
+                }
+            }
+            #expect(employees == 2)
+            #expect(students == ["Han 10", "Yoon 12"])
+            #expect(try await context.count(Person.self) == 8)
+            #expect(try await context.count(Person.self, includesSubentities: false) == 0, "Person is abstract: no object is exactly a Person")
+            #expect(try await context.count(Employee.self, where: Employee.age > 40) == 2, "a key Person declares, read on Employee")
+            var ids: [KeelID<Person>] = []
+            for try await id in context.fetchIDs(Person.self, where: Person.name.beginsWith("Y")) { ids.append(id) }
+            #expect(ids.map(\.objectID.entityName) == ["Student"])
+        }
+    }
+
+    @Test("count and explain take the fetch's arguments", arguments: BackendKind.allCases)
+    func countAndExplain(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            _ = try await CompanySeed.insert(into: context)
+            #expect(try await context.count(Employee.self) == 6)
+            #expect(try await context.count(Employee.self, where: Employee.salary >= 4800) == 4)
+            #expect(try await context.count(KeelFetchRequest(Employee.self, where: Employee.age > 20, limit: 2)) == 2)
+            let plan = try await context.explain(Department.self, where: Department.name == "Sales")
+            #expect(plan.contains("Department.name"), "the indexed name is used: \(plan)")
+            let scan = try await context.explain(Employee.self, where: Employee.address.contains("Street"))
+            #expect(scan.lowercased().contains("scan"), "\(scan)")
+        }
+    }
+
+    @Test("results stream: thousands of rows in order, an early break leaves the context usable", arguments: BackendKind.allCases)
+    func streaming(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            for i in 0..<3000 {
+                try await context.insert(Student(name: String(format: "s%05d", i), grade: Int32(i % 12 + 1)))
+            }
+            try await context.save()
+            var seen = 0
+            var last = ""
+            for try await student in context.fetch(Student.self, sortedBy: .ascending(\.name)) {
+                #expect(student.name > last)
+                last = student.name
+                seen += 1
+            }
+            #expect(seen == 3000)
+            // Stop after a few rows: the rest of the fetch is dropped, the context answers at once.
+            var taken = 0
+            for try await _ in context.fetch(Student.self) {
+                taken += 1
+                if taken == 5 { break }
+            }
+            #expect(taken == 5)
+            #expect(try await context.count(Student.self, where: Student.grade == 12) == 250)
+            let all = try await context.fetch(Student.self, where: Student.grade == 1).collect()
+            #expect(all.count == 250)
+        }
+    }
+
+    @Test("predicate text and arguments: values are arguments, keywords escaped, subqueries numbered")
+    func predicateText() {
+        let p = Employee.age > 30 && Employee.department.name.beginsWith("S", [.caseInsensitive, .diacriticInsensitive])
+        #expect(p.format == "(age > %@) AND (department.name BEGINSWITH[cd] %@)")
+        #expect(p.arguments == [30, "S"])
+        #expect((!(Employee.salary < 10) || Employee.name == nil).format == "(NOT (salary < %@)) OR (name == nil)")
+        #expect((Employee.salary < 10).arguments == ["10"])
+        #expect((Employee.hiredAt == Date(keelMilliseconds: 0)).arguments == ["1970-01-01T00:00:00.000Z"])
+        #expect(Employee.age.in([1, 2]).arguments == [[1, 2]])
+        let nested = Company.departments.any(Department.employees.any(Employee.age > 3))
+        #expect(nested.format == "SUBQUERY(departments, $m1, SUBQUERY(employees, $m0, age > %@).@count > 0).@count > 0")
+        #expect(AttributeKey<Employee, String>("in").predicateText == "#in")
+        #expect(TypedSort<Employee>.ascending(\.department.name).key == "department.name")
+    }
+}

@@ -1,0 +1,161 @@
+// keelctl --socket against a real keeld (KeelTestSupport's Keeld, the sample model): compaction
+// while clients save in a loop loses no acknowledged save; stats, checkpoint, verify, backup,
+// export, import and query go through the admin commands and FETCH; a failed online import is
+// undone; a folder keeld holds is refused offline; nobody on the socket is a failure.
+
+import Foundation
+import KeelStorage
+import KeelTestSupport
+import Testing
+
+@testable import KeelModel
+
+@Suite("keelctl online (--socket)")
+struct OnlineTests {
+    /// A keeld on a fresh folder, and keelctl run in that folder.
+    static func started() throws -> (Keeld, Workspace) {
+        let keeld = try Keeld()
+        try keeld.start()
+        return (keeld, try Workspace())
+    }
+
+    @Test("compaction while clients save in a loop: every acknowledged save is there afterwards, and verify is clean")
+    func compactUnderLoad() throws {
+        let (keeld, w) = try Self.started()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        let record = LoadRecord()
+        let group = LoadClients.start(socket: keeld.socketPath, writers: 2, prefix: "k", record: record, deadline: Date() + 5)
+        var compactions = 0
+        let end = Date() + 4
+        while Date() < end {
+            let run = try w.keelctl("compact", "--socket", keeld.socketPath)
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.hasPrefix("bytes before: ") && run.stdout.contains("\nbytes after:  "), "\(run)")
+            compactions += 1
+        }
+        group.wait()
+        #expect(record.violations.isEmpty, "\(record.violations)")
+        #expect(compactions >= 2 && record.acknowledged.count > 0, "\(compactions) compactions, \(record.acknowledged.count) saves")
+        let stored = try LoadClients.storedNames(socket: keeld.socketPath)
+        let missing = Set(record.acknowledged).subtracting(stored.companies)
+        #expect(missing.isEmpty, "acknowledged saves missing after online compaction: \(missing.sorted().prefix(5))")
+        let verify = try w.keelctl("verify", "--socket", keeld.socketPath)
+        #expect(verify.status == 0 && verify.stdout.hasPrefix("clean: 2 store files, "), "\(verify)")
+        // On a terminal, what is awaited and for how long (keeld reports no progress), then erased.
+        let terminal = try Keelctl.runOnTerminal(["compact", "--socket", keeld.socketPath], in: w.path)
+        #expect(terminal.status == 0 && terminal.terminal.contains("compacting (0 s)") && terminal.terminal.hasSuffix("\r\u{1B}[K"),
+                "\(terminal.terminal.debugDescription)")
+        print("OnlineTests: \(compactions) compactions through keelctl while \(record.acknowledged.count) saves were acknowledged")
+    }
+
+    @Test("stats, checkpoint, backup, export, import and query online; the backup restores offline to the same objects")
+    func commands() throws {
+        let (keeld, w) = try Self.started()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        let socket = keeld.socketPath
+        try w.write("company.jsonl", """
+            {"$entity":"Company","$id":"acme","name":"Acme","founded":"1990-01-01T00:00:00.000Z"}
+            {"$entity":"Department","$id":"d1","name":"Sales","code":1,"companies":["acme"],"employees":["e2","e1"]}
+            {"$entity":"Employee","$id":"e1","name":"Kim","age":41,"salary":"5200.00","company":"acme"}
+            {"$entity":"Employee","$id":"e2","name":"Lee","age":35,"salary":"4100.50","company":"acme","department":"d1"}
+            {"$entity":"Computer","$id":"c1","id":"6f1c2a3e-0000-4000-8000-000000000001","model":"X1","owner":"e1"}
+            {"$entity":"Feedback","$id":"f1","bookUUID":"00000000-0000-0000-0000-000000000001","rating":4}
+
+            """)
+        let imported = try w.keelctl("import", "--socket", socket, "--chunk", "2", "company.jsonl")
+        #expect(imported.status == 0, "\(imported)")
+        #expect(imported.stdout.hasPrefix("imported 6 objects in "), "\(imported)")
+        let stats = try w.keelctl("stats", "--socket", socket, "--json")
+        let figures = try JSON.parse(stats.stdout.trimmingCharacters(in: .newlines))
+        #expect(figures["totalObjects"] == 6 && figures["connections"] != nil && figures["compressionRatio"] != nil, "\(stats)")
+        let text = try w.keelctl("stats", "--socket", socket)
+        #expect(text.stdout.contains("Default.keel") && text.stdout.contains("Feedback.keel") && text.stdout.contains("connections: "), "\(text)")
+        #expect(try w.keelctl("checkpoint", "--socket", socket).status == 0)
+        let query = try w.keelctl("query", "Employee", "--socket", socket, "--sort", "name", "--properties", "name,age")
+        #expect(query.stdout == """
+            $id         name  age
+            Employee/1  Kim    41
+            Employee/2  Lee    35
+            (2 objects)
+
+            """, "\(query)")
+        let exported = try w.keelctl("export", "--socket", socket)
+        #expect(exported.status == 0 && exported.stdout.split(separator: "\n").count == 6, "\(exported)")
+        #expect(exported.stdout.contains(#""employees":["Employee/2","Employee/1"]"#), "the ordered list as written: \(exported.stdout)")
+
+        let backup = try w.keelctl("backup", "--socket", socket, "daily/one")
+        #expect(backup.status == 0, "\(backup)")
+        #expect(backup.stdout.hasPrefix("backup written to \(keeld.folder)/backups/daily/one\n"), "\(backup)")
+        let restore = try w.keelctl("restore", "--data", "restored", "\(keeld.folder)/backups/daily/one")
+        #expect(restore.status == 0, "\(restore)")
+        let offline = try w.keelctl("export", "--data", "restored")
+        #expect(offline.stdout == exported.stdout, "the restored backup holds what keeld served")
+    }
+
+    @Test("an online import that fails part-way is undone; nobody on the socket and a folder keeld holds are refused")
+    func failures() throws {
+        let (keeld, w) = try Self.started()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        let socket = keeld.socketPath
+        // Company names are unique: line 5 repeats line 1, and fails the third save.
+        var lines: [String] = []
+        for i in 0..<4 { lines.append(#"{"$entity":"Company","$id":"c\#(i)","name":"Company \#(i)"}"#) }
+        lines.append(#"{"$entity":"Company","$id":"again","name":"Company 0"}"#)
+        try w.write("companies.jsonl", lines.joined(separator: "\n") + "\n")
+        let run = try w.keelctl("import", "--socket", socket, "--chunk", "2", "companies.jsonl")
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stderr.contains("(line 5)") || run.stderr.contains("(line 1)"), "\(run)")
+        #expect(run.stderr.hasSuffix("(nothing was imported)\n"), "\(run)")
+        let count = try w.keelctl("query", "Company", "--socket", socket, "--json")
+        #expect(count.status == 0 && count.stdout.isEmpty, "no company left: \(count)")
+
+        let nobody = try w.keelctl("stats", "--socket", w.file("none.sock"))
+        #expect(nobody.status == 1 && nobody.stderr.hasPrefix("keelctl: cannot work through keeld at "), "\(nobody)")
+        let held = try w.keelctl("stats", "--data", keeld.dataPath)
+        #expect(held.status == 1, "\(held)")
+        #expect(held.stderr == "keelctl: the data folder \(keeld.dataPath) is in use by another keeld (pid \(keeld.pid)): stop it, or work through it with --socket PATH\n", "\(held)")
+    }
+
+    @Test("verify through keeld names a fault keeld's store has (an index entry removed before it started); exit 1")
+    func verifyFindsDamage() throws {
+        let keeld = try Keeld()
+        let w = try Workspace()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        try w.write("people.jsonl", """
+            {"$entity":"Company","$id":"c","name":"Acme"}
+            {"$entity":"Employee","$id":"e1","name":"Kim","salary":"1","company":"c"}
+            {"$entity":"Employee","$id":"e2","name":"Lee","salary":"2","company":"c"}
+
+            """)
+        let imported = try w.keelctl("import", "--data", keeld.dataPath, "--model", Keeld.model, "people.jsonl")
+        #expect(imported.status == 0, "\(imported)")
+        let model = try ModelLoader.load(path: Keeld.model)
+        let person = try #require(model.entity(named: "Person"))
+        let index = try #require(person.indexes.first { $0.propertyNames == ["name"] })
+        let store = try ObjectStore.open(directory: keeld.dataPath, model: model)
+        try store.stores[0].write { txn in
+            let tree = try #require(try txn.tree(TreeLayout.index(index)))
+            var cursor = try tree.cursor()
+            #expect(try cursor.seekFirst())
+            #expect(try tree.delete(key: try cursor.key))
+        }
+        try store.close()
+        try keeld.start()
+        let run = try w.keelctl("verify", "--socket", keeld.socketPath)
+        #expect(run.status == 1, "\(run)")
+        #expect(run.stdout.hasPrefix("index (Default.keel, tree \(TreeLayout.index(index)), object Employee/"), "\(run)")
+        #expect(run.stderr == "keelctl: verification found 1 fault\n", "\(run)")
+    }
+}

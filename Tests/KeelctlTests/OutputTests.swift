@@ -1,0 +1,135 @@
+// keelctl's exact output on a small store: what an operator reads (and a script parses) must not
+// drift unnoticed. The store is made by `keelctl import` from five lines, so every figure below
+// follows from them.
+
+import Foundation
+import KeelModel
+import Testing
+
+@Suite("keelctl output on a small store")
+struct OutputTests {
+    static let library = """
+        {"$entity":"Author","$id":"a1","name":"Ursula K. Le Guin","born":1929,"books":["b1","b2"]}
+        {"$entity":"Author","$id":"a2","name":"Italo Calvino","born":1923}
+        {"$entity":"Book","$id":"b1","title":"A Wizard of Earthsea","year":1968,"related":["b2"]}
+        {"$entity":"Book","$id":"b2","title":"The Dispossessed","year":1974,"notes":"Hugo and Nebula"}
+        {"$entity":"Book","$id":"b3","title":"Invisible Cities","year":1972,"author":"a2","inPrint":false}
+
+        """
+
+    static func small() throws -> Workspace {
+        let w = try Workspace()
+        try w.write("lib.jsonl", library)
+        let run = try w.keelctl("import", "--data", "data", "--model", "model.json", "lib.jsonl")
+        #expect(run.status == 0 && run.stdout == "imported 5 objects in 2 saves: Author 2, Book 3\n", "\(run)")
+        return w
+    }
+
+    func expectOutput(_ w: Workspace, _ arguments: [String], _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let run = try w.keelctl(arguments: arguments)
+        #expect(run.status == 0, "\(arguments): \(run)", sourceLocation: sourceLocation)
+        #expect(run.stdout == expected, "\(arguments)", sourceLocation: sourceLocation)
+        #expect(run.stderr.isEmpty, "\(arguments): \(run.stderr)", sourceLocation: sourceLocation)
+    }
+
+    @Test("stats, verify, query and export print exactly this")
+    func reads() throws {
+        let w = try Self.small()
+        defer { w.cleanUp() }
+        try expectOutput(w, ["stats", "--data", "data"], """
+            entity  objects
+            Author        2
+            Book          3
+            total         5
+
+            store file    page file bytes  log bytes  page size  pages used  pages free  entries  data bytes  compression
+            Default.keel            45056    8388608       4096          11           0       23        2734         2.21
+            total                   45056    8388608                     11           0       23        2734         2.21
+
+            last save: 2
+
+            """)
+        try expectOutput(w, ["stats", "--data", "data", "--quick"], """
+            entity  objects
+            Author        2
+            Book          3
+            total         5
+
+            store file    page file bytes  log bytes  page size  pages used  pages free
+            Default.keel            45056    8388608       4096          11           0
+            total                   45056    8388608                     11           0
+
+            last save: 2
+
+            """)
+        let json = try w.keelctl("stats", "--data", "data", "--json")
+        let figures = try JSON.parse(json.stdout.trimmingCharacters(in: .newlines))
+        #expect(figures["objects"] == ["Author": 2, "Book": 3])
+        #expect(figures["totalObjects"] == 5 && figures["lastTxn"] == 2 && figures["pagesUsed"] == 11 && figures["pagesFree"] == 0)
+        #expect(figures["files"]?["Default"]?["pageFileBytes"] == 45056 && figures["compressionRatio"] == 2.21)
+        try expectOutput(w, ["verify", "--data", "data"], "clean: 1 store file, 11 pages, 5 objects\n")
+        try expectOutput(w, ["query", "Book", "--data", "data", "--sort", "year"], """
+            $id     title                 year  notes            inPrint  author    related
+            Book/1  A Wizard of Earthsea  1968  null             true     Author/1  [Book/2]
+            Book/3  Invisible Cities      1972  null             false    Author/2  []
+            Book/2  The Dispossessed      1974  Hugo and Nebula  true     Author/1  []
+            (3 objects)
+
+            """)
+        try expectOutput(w, ["query", "Book", "--data", "data", "--where", "year > %@ AND title BEGINSWITH[c] 't'", "--arg", "1970", "--properties", "title,year,author"], """
+            $id     title             year  author
+            Book/2  The Dispossessed  1974  Author/1
+            (1 object)
+
+            """)
+        try expectOutput(w, ["export", "--data", "data"], """
+            {"$id":"Author/1","$entity":"Author","name":"Ursula K. Le Guin","born":1929,"books":["Book/1","Book/2"]}
+            {"$id":"Author/2","$entity":"Author","name":"Italo Calvino","born":1923,"books":["Book/3"]}
+            {"$id":"Book/1","$entity":"Book","title":"A Wizard of Earthsea","year":1968,"notes":null,"inPrint":true,"author":"Author/1","related":["Book/2"]}
+            {"$id":"Book/2","$entity":"Book","title":"The Dispossessed","year":1974,"notes":"Hugo and Nebula","inPrint":true,"author":"Author/1","related":[]}
+            {"$id":"Book/3","$entity":"Book","title":"Invisible Cities","year":1972,"notes":null,"inPrint":false,"author":"Author/2","related":[]}
+
+            """)
+        try expectOutput(w, ["export", "--data", "data", "--entity", "Author"], """
+            {"$id":"Author/1","$entity":"Author","name":"Ursula K. Le Guin","born":1929,"books":["Book/1","Book/2"]}
+            {"$id":"Author/2","$entity":"Author","name":"Italo Calvino","born":1923,"books":["Book/3"]}
+
+            """)
+        let bad = try w.keelctl("query", "Book", "--data", "data", "--where", "year >")
+        #expect(bad.status == 1 && bad.stderr.hasPrefix("keelctl: "), "\(bad)")
+    }
+
+    @Test("compact, checkpoint and the model commands print exactly this")
+    func changes() throws {
+        let w = try Self.small()
+        defer { w.cleanUp() }
+        try expectOutput(w, ["compact", "--data", "data"], "bytes before: 8433664\nbytes after:  45120\n")
+        try expectOutput(w, ["checkpoint", "--data", "data"], "log bytes before: 64\nlog bytes after:  64\n")
+        try expectOutput(w, ["model", "check", "model.json"], """
+            model.json: valid — model Library version 1, 2 entities, configurations Default
+            hash: \(LibraryModel.model.hash)
+
+            """)
+        try expectOutput(w, ["model", "diff", "model.json", "model.json"], "the models mean the same (same hash): nothing to migrate\n")
+        let v2 = LibraryModel.text
+            .replacingOccurrences(of: #""version": 1"#, with: #""version": 2"#)
+            .replacingOccurrences(of: #"{ "name": "notes", "type": "string" }"#, with: #"{ "name": "remarks", "type": "string", "renamingIdentifier": "notes" }, { "name": "isbn", "type": "string" }"#)
+            .replacingOccurrences(of: #"{ "name": "year", "type": "int32" }"#, with: #"{ "name": "year", "type": "int32", "optional": false, "defaultValue": 0 }"#)
+        try w.write("v2.json", v2)
+        try expectOutput(w, ["model", "diff", "model.json", "v2.json"], """
+            lightweight: the version changes from 1 to 2
+            lightweight: Book.year: optional changes from true to false
+            lightweight: Book.year: defaultValue changes from null to 0
+            lightweight: Book.notes is renamed remarks (renamingIdentifier)
+            lightweight: Book.isbn is added (attribute)
+            lightweight migration: yes
+
+            """)
+        try w.write("v3.json", v2.replacingOccurrences(of: #""name": "born", "type": "int16""#, with: #""name": "born", "type": "int32""#))
+        let heavy = try w.keelctl("model", "diff", "model.json", "v3.json")
+        #expect(heavy.status == 1, "\(heavy)")
+        #expect(heavy.stdout.contains("not lightweight: Author.born: type changes from \"int16\" to \"int32\"\n"), "\(heavy)")
+        #expect(heavy.stdout.hasSuffix("lightweight migration: no\n"))
+        #expect(heavy.stderr == "keelctl: v3.json is not a lightweight migration of model.json (1 change would rewrite stored data)\n")
+    }
+}
