@@ -1,7 +1,10 @@
 // keelctl compact through the binary: after inserting many objects and deleting nine in ten, the
 // compacted file is at most 1.1 times the live data (the bytes the live entries take as B+tree
-// cells, TreeTally.cellBytes), verify is clean and every remaining object is identical. The
-// million-object run is KEEL_SLOW_TESTS=1 only; the normal suite runs 20,000.
+// cells, TreeTally.cellBytes) plus what any store holds whatever its data — page 0, and for the
+// catalog and every tree its partly filled last page (a few pages, which the 2,000 objects left
+// of the normal run's 20,000 do not dwarf: history records, which once listed every ID in 10
+// bytes, no longer pad the live data) — verify is clean and every remaining object is identical.
+// The million-object run is KEEL_SLOW_TESTS=1 only; the normal suite runs 20,000.
 
 import Foundation
 import KeelStorage
@@ -18,9 +21,10 @@ struct CompactionTests {
         guard count < 100_000 || Self.slow else { return }
         let w = try Workspace()
         defer { w.cleanUp() }
-        let (kept, before, live) = try w.withStore("data", model: ItemModel.model) { store in
+        let (kept, before, live, trees) = try w.withStore("data", model: ItemModel.model) { store in
             let kept = try ItemModel.fillAndThin(store, count: count)
-            return (kept, try ItemModel.contents(store), try ItemModel.liveBytes(store))
+            let trees = try store.stores.reduce(0) { $0 + (try $1.contents().count) }
+            return (kept, try ItemModel.contents(store), try ItemModel.liveBytes(store), trees)
         }
         #expect(before.count == kept.count)
         let pageFile = w.file("data/Default.keel")
@@ -31,7 +35,8 @@ struct CompactionTests {
         #expect(lines.count == 2 && lines[0].hasPrefix("bytes before: ") && lines[1].hasPrefix("bytes after:  "), "\(run)")
         let sizeAfter = try FileManager.default.attributesOfItem(atPath: pageFile)[.size] as? Int ?? 0
         print("compact \(count): page file \(sizeBefore) → \(sizeAfter) bytes; live data \(live) bytes; ratio \(Double(sizeAfter) / Double(live))")
-        #expect(Double(sizeAfter) <= 1.1 * Double(live), "page file \(sizeAfter) bytes for \(live) bytes of live data")
+        let fixed = 4096 * (2 + trees)  // page 0, the catalog's page, a last page per tree
+        #expect(Double(sizeAfter) <= 1.1 * Double(live) + Double(fixed), "page file \(sizeAfter) bytes for \(live) bytes of live data")
         #expect(sizeAfter < sizeBefore / 3)
         let verify = try w.keelctl("verify", "--data", "data", "--model", "items.json")
         #expect(verify.status == 0, "\(verify)")
