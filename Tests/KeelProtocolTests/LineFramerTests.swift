@@ -57,3 +57,50 @@ struct LineFramerTests {
         if case .tooLong = Self.frames([exact + [UInt8(ascii: "a"), 10]]).first {} else { Issue.record("17 bytes passed a limit of 16") }
     }
 }
+
+@Suite("Line framing, whole lines in a read against lines split across reads")
+struct LineFramerChunkingTests {
+    /// Lines that take every path: empty, CR-ended, exactly the limit, one over it, far over it.
+    static let stream: [UInt8] = {
+        var text = Array("1 OK\n\n2 ROW {\"a\":1}\r\n".utf8)
+        text += Array(repeating: UInt8(ascii: "b"), count: 16) + [10]  // exactly the limit
+        text += Array(repeating: UInt8(ascii: "c"), count: 16) + [13, 10]  // the limit and a CR
+        text += Array("3 ".utf8) + Array(repeating: UInt8(ascii: "d"), count: 15) + [10]  // one over
+        text += Array("4 ".utf8) + Array(repeating: UInt8(ascii: "e"), count: 200) + Array("\r\n5 OK {}\n6 ERR".utf8)
+        return text
+    }()
+
+    /// The frames, a skipped line reduced to its tag (the prefix kept of it depends on where
+    /// the line went over the limit, so on the chunking; its tag does not).
+    static func frames(_ chunks: [[UInt8]]) -> [LineFramer.Frame] {
+        LineFramerTests.frames(chunks).map { frame in
+            guard case .tooLong(let prefix) = frame else { return frame }
+            return .tooLong(prefix: Array((Request.leadingTag(of: prefix) ?? "?").utf8))
+        }
+    }
+
+    @Test("every chunking of a stream gives the frames of feeding it byte by byte")
+    func everyChunking() {
+        let reference = Self.frames(Self.stream.map { [$0] })
+        #expect(reference.count == 8)
+        #expect(reference.last == .line(Array("5 OK {}".utf8)))
+        #expect(reference[5] == .tooLong(prefix: Array("3".utf8)), "17 bytes passed a limit of 16")
+        #expect(reference[6] == .tooLong(prefix: Array("4".utf8)))
+        for size in [2, 3, 5, 8, 17, 19, 64, Self.stream.count] {
+            let chunks = stride(from: 0, to: Self.stream.count, by: size).map { Array(Self.stream[$0..<min($0 + size, Self.stream.count)]) }
+            #expect(Self.frames(chunks) == reference, "chunks of \(size)")
+        }
+    }
+
+    @Test("a whole line after a long one is its own size, not the long one's buffer")
+    func lineAfterLongLine() {
+        var framer = LineFramer(maximumLength: 1 << 20)
+        var out: [LineFramer.Frame] = []
+        let long = Array(repeating: UInt8(ascii: "x"), count: 100_000)
+        framer.feed(long) { out.append($0) }
+        framer.feed([10] + Array("7 OK\n".utf8)) { out.append($0) }
+        #expect(out == [.line(long), .line(Array("7 OK".utf8))])
+        if case .line(let short) = out.last { #expect(short.capacity < 1024, "capacity \(short.capacity)") }
+        #expect(framer.bufferedByteCount == 0)
+    }
+}

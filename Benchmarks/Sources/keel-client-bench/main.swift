@@ -92,7 +92,7 @@ struct Bench: Sendable {
         let end = Date().timeIntervalSince1970 + settings.seconds
         return try await withThrowingTaskGroup(of: Int.self) { group in
             for t in 0..<tasks {
-                group.addTask(executorPreference: onLoop ? connection.executor : nil) {
+                let loop: @Sendable () async throws -> Int = {
                     var calls = 0
                     var i = t
                     while Date().timeIntervalSince1970 < end {
@@ -104,6 +104,8 @@ struct Bench: Sendable {
                     }
                     return calls
                 }
+                // On the pool: a plain child task, as an application writes it.
+                if onLoop { group.addTask(executorPreference: connection.executor, operation: loop) } else { group.addTask(operation: loop) }
             }
             return try await group.reduce(0, +)
         }

@@ -11,6 +11,10 @@ import NIOCore
 import OrderedCollections
 
 extension ConnectionCore {
+    /// Bytes reserved for a request line before it is written (a GET or an INSERT of a few
+    /// attributes fits; a longer line grows as needed).
+    static let typicalLineBytes = 128
+
     /// The request line of `command` with `arguments` (a JSON object or nil). Throws
     /// `BAD_REQUEST` for a command name or arguments no line can carry, `TOO_LARGE` for a line
     /// over the daemon's limit — before anything is sent.
@@ -25,6 +29,8 @@ extension ConnectionCore {
         case let other?: throw KeelError(.badRequest, "the arguments of \(command) must be a JSON object, not \(other.kindName)")
         }
         var line = ""
+        // Room for a typical request line at once, not grown a doubling at a time.
+        line.reserveCapacity(Self.typicalLineBytes)
         Request.writeLine(tag: String(tag), command: command, arguments: members, to: &line)
         let limit = maxRequestBytes.load(ordering: .relaxed)
         if line.utf8.count - 1 > limit {

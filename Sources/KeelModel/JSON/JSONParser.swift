@@ -168,6 +168,9 @@ struct JSONParser {
         }
     }
 
+    /// Members reserved for a non-empty object before its first is read.
+    static let initialMembers = 12
+
     private mutating func parseObject() throws(KeelError) -> JSON {
         try enter()
         position += 1  // {
@@ -178,6 +181,9 @@ struct JSONParser {
             depth -= 1
             return .object(members)
         }
+        // Room for a typical object's members at once (an object's row has about ten), rather
+        // than growing keys and values one doubling at a time; small enough to need no hash table.
+        members.reserveCapacity(Self.initialMembers)
         while true {
             skipWhitespace()
             guard peek == UInt8(ascii: "\"") else { throw error("a string key in an object") }

@@ -5,6 +5,11 @@
 // (without its LF) is not buffered: the framer reports `.tooLong` once, with whatever of the
 // line's start it kept (enough to read a tag), and discards bytes up to the next LF, so the
 // stream stays usable and memory stays bounded whatever a peer sends.
+//
+// A line that arrives whole in one piece (the usual case) is copied out once, at its own size;
+// only a line split across pieces is gathered in `buffer`, which is handed over whole when the
+// line ends (never kept at the size of the longest line seen, which would cost an allocation of
+// that size for every later line).
 
 public struct LineFramer: Sendable {
     public enum Frame: Equatable, Sendable {
@@ -63,6 +68,15 @@ public struct LineFramer: Sendable {
                 } else {
                     skipping = true
                 }
+            } else if buffer.isEmpty, newline != nil {
+                // The usual case: a whole line within one read, copied out once at its own size.
+                var length = piece.count
+                if length > 0, piece[piece.index(piece.startIndex, offsetBy: length - 1)] == UInt8(ascii: "\r") { length -= 1 }
+                if length > maximumLength {
+                    try emit(.tooLong(prefix: Array(piece.prefix(64))))
+                } else {
+                    try emit(.line(Array(piece.prefix(length))))
+                }
             } else {
                 buffer.append(contentsOf: piece)
                 if newline != nil {
@@ -72,8 +86,10 @@ public struct LineFramer: Sendable {
                         buffer.removeAll(keepingCapacity: true)
                         try emit(.tooLong(prefix: prefix))
                     } else {
+                        // Handed over whole: keeping the capacity would copy nothing but
+                        // allocate a buffer as large as the longest line so far for the next one.
                         let line = buffer
-                        buffer.removeAll(keepingCapacity: true)
+                        buffer = []
                         try emit(.line(line))
                     }
                 }

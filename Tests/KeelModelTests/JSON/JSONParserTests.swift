@@ -85,6 +85,26 @@ struct JSONParserTests {
         do { _ = try JSON.parse(bytes) } catch { #expect(error.message.contains("valid UTF-8")) }
     }
 
+    @Test("objects of every size around the members reserved up front keep their order, and refuse a duplicate key anywhere")
+    func objectSizes() throws {
+        for count in 0...(JSONParser.initialMembers * 3) {
+            let keys = (0..<count).map { "k\(count - $0)" }
+            let text = "{" + keys.enumerated().map { "\"\($1)\":\($0)" }.joined(separator: ",") + "}"
+            let json = try JSON.parse(text)
+            #expect(json.objectValue.map { Array($0.keys) } == keys)
+            #expect(json.objectValue?.values.map(\.intValue) == (0..<count).map { Int64($0) })
+            #expect(json.serialized() == text)
+            guard count > 0 else { continue }
+            let duplicated = "{" + (keys + [keys[count / 2]]).map { "\"\($0)\":0" }.joined(separator: ",") + "}"
+            do {
+                _ = try JSON.parse(duplicated)
+                Issue.record("a duplicate key in an object of \(count + 1) members was accepted")
+            } catch {
+                #expect(error.message.contains("duplicate key"))
+            }
+        }
+    }
+
     @Test("nesting is limited: 512 levels parse, 513 and a million are refused without a crash")
     func depth() throws {
         let ok = String(repeating: "[", count: JSON.maximumDepth) + String(repeating: "]", count: JSON.maximumDepth)
