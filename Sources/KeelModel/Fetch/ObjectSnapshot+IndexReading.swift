@@ -37,17 +37,16 @@ extension ObjectSnapshot: IndexReading {
                 }
                 let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position, size: size)
                 size = min(size * 4, Self.indexChunkSize)
-                let objects = try self.tree(txn, objectTree)
-                var key: [UInt8] = []
-                var out: [StoredObject] = []
-                out.reserveCapacity(ids.count)
-                for id in ids {
-                    guard let row = try TreeReading.row(objects, id, fieldCount: layout.fieldCounts[id.entity.index], key: &key) else {
-                        throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(id.text(in: model)), which has no row")
+                // The rows in key order with one forward-seeking cursor, handed on in index order.
+                var lookup = try TreeReading.RowLookup(try self.tree(txn, objectTree))
+                var found = [StoredObject?](repeating: nil, count: ids.count)
+                for i in Self.keyOrder(ids) {
+                    guard let row = try lookup.row(ids[i], fieldCount: layout.fieldCounts[ids[i].entity.index]) else {
+                        throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(ids[i].text(in: model)), which has no row")
                     }
-                    out.append(row)
+                    found[i] = row
                 }
-                return out
+                return found.compactMap { $0 }
             }
             for row in rows { guard try body(row) else { return } }
         }
