@@ -8,6 +8,14 @@
 
 import KeelStorage
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension ObjectSnapshot: IndexReading {
     static let indexChunkSize = 256
 
@@ -131,6 +139,7 @@ extension ObjectSnapshot: IndexReading {
         _ tree: Tree, _ index: Index, _ ranges: [KeyRange], reverse: Bool, family: Set<EntityID>,
         _ position: inout IndexPosition, size: Int = indexChunkSize
     ) throws(KeelError) -> [ObjectID] {
+        if !reverse { return try forwardChunk(tree, index, ranges, family: family, &position, size: size) }
         var out: [(value: ArraySlice<UInt8>, id: ObjectID)] = []
         var cursor = try engine { () throws(StorageError) in try tree.cursor() }
         let unique = index.isUnique
@@ -175,6 +184,65 @@ extension ObjectSnapshot: IndexReading {
         }
         position.done = true
         return reverse ? Self.ascendingTies(out) : out.map(\.id)
+    }
+
+    /// `indexChunk` in ascending order: one walk over the leaves per range (`Cursor.walk`), each
+    /// key looked at in place — checked against the range's upper bound only (the walk starts at
+    /// or after its lower one), its family looked up by entity number — and copied only for the
+    /// last entry of the chunk, where the next chunk starts.
+    static func forwardChunk(
+        _ tree: Tree, _ index: Index, _ ranges: [KeyRange], family: Set<EntityID>, _ position: inout IndexPosition, size: Int
+    ) throws(KeelError) -> [ObjectID] {
+        var out: [ObjectID] = []
+        out.reserveCapacity(min(size, indexChunkSize))
+        var counted: [Bool] = []
+        for e in family {
+            if e.index >= counted.count { counted += [Bool](repeating: false, count: e.index + 1 - counted.count) }
+            counted[e.index] = true
+        }
+        var cursor = try engine { () throws(StorageError) in try tree.cursor() }
+        let unique = index.isUnique
+        while position.range < ranges.count {
+            let upper = ranges[position.range].upper
+            let start = position.after.map { $0 + [0] } ?? ranges[position.range].lower
+            var damaged = false
+            var full = false
+            var after: [UInt8]? = nil
+            try engine { () throws(StorageError) in
+                guard try cursor.seek(to: start) else { return }
+                try cursor.walk { k, v -> Bool in
+                    if let upper {
+                        let past = upper.withUnsafeBytes { u -> Bool in
+                            let n = min(k.count, u.count)
+                            let c = n == 0 ? 0 : memcmp(k.baseAddress!, u.baseAddress!, n)
+                            return c > 0 || (c == 0 && k.count >= u.count)
+                        }
+                        if past { return false }
+                    }
+                    guard let id = unique ? KeyEncoding.objectID(v) : KeyEncoding.objectID(k, at: k.count - KeyEncoding.objectKeySize)
+                    else {
+                        damaged = true
+                        return false
+                    }
+                    let e = id.entity.index
+                    guard e < counted.count, counted[e] else { return true }
+                    out.append(id)
+                    guard out.count >= size else { return true }
+                    after = [UInt8](k)
+                    full = true
+                    return false
+                }
+            }
+            if damaged { throw KeelError(.corrupt, "damaged entry in \(tree.name)") }
+            if full {
+                position.after = after
+                return out
+            }
+            position.range += 1
+            position.after = nil
+        }
+        position.done = true
+        return out
     }
 
     /// Entries read in descending key order with each run of equal values put in ascending ID order.
