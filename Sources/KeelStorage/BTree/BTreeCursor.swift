@@ -55,6 +55,21 @@ public struct BTreeCursor<Source: PageSource> {
         }
     }
 
+    /// The current key in page memory and the buffer that keeps it alive (one reference taken,
+    /// for `Cursor`'s inlinable accessors; `withKey` takes and drops two).
+    mutating func currentKey() throws(StorageError) -> (UnsafeRawBufferPointer, PageBuffer) {
+        try prepareToRead()
+        guard let owner = leaf?.buffer, let base = leaf?.base else { preconditionFailure("cursor has no leaf") }
+        return (UnsafeRawBufferPointer(start: base + entry.keyStart, count: entry.keyLength), owner)
+    }
+
+    /// The current value in page memory, nil when it is in overflow pages or the cursor stands
+    /// nowhere. Valid while the leaf is kept alive (`currentKey()`'s buffer).
+    var inlineValue: UnsafeRawBufferPointer? {
+        guard isValid, !entry.isOverflow, let base = leaf?.base else { return nil }
+        return UnsafeRawBufferPointer(start: base + entry.valueStart, count: entry.valueLength)
+    }
+
     /// Calls `body` with the current value: in page memory, or for an overflow value a temporary
     /// buffer (valid only inside `body`).
     public mutating func withValue<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {

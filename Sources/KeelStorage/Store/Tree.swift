@@ -253,28 +253,16 @@ public struct Cursor {
     /// first when the tree changed under the cursor.
     @usableFromInline
     mutating func _currentKey() throws(StorageError) -> (UnsafeRawBufferPointer, PageBuffer) {
-        if read != nil {
-            let key = try read?.withKey { $0 }
-            guard let key, let owner = read?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
-            return (key, owner)
-        }
-        let key = try write?.withKey { $0 }
-        guard let key, let owner = write?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
-        return (key, owner)
+        let current = read != nil ? try read?.currentKey() : try write?.currentKey()
+        guard let current else { preconditionFailure("the cursor does not stand on an entry") }
+        return current
     }
 
     /// The current value's bytes in its leaf page, or nil when it lives in overflow pages. Call
-    /// right after `_currentKey()`.
+    /// right after `_currentKey()`. (Reads the cursor in place: binding it would copy its path.)
     @usableFromInline
     func _inlineValue() -> UnsafeRawBufferPointer? {
-        if let c = read { return Cursor.inlineValue(c.leaf, c.entry) }
-        if let c = write { return Cursor.inlineValue(c.leaf, c.entry) }
-        return nil
-    }
-
-    private static func inlineValue(_ leaf: Node?, _ entry: LeafEntry) -> UnsafeRawBufferPointer? {
-        guard let leaf, !entry.isOverflow else { return nil }
-        return UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength)
+        read != nil ? read?.inlineValue ?? nil : write?.inlineValue ?? nil
     }
 
     /// An overflow value, assembled.
