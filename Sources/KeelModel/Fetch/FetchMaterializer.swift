@@ -57,12 +57,14 @@ struct FetchMaterializer {
         guard !rows.isEmpty else { return [] }
         let model = state.model
         // The value arrays are moved out of the rows (not shared with them), so filling in
-        // to-many members and transients changes them in place instead of copying each.
+        // to-many members and transients changes them in place instead of copying each — unless
+        // a fetched property needs the rows as stored (its `$FETCH_SOURCE`).
+        let keepsRows = include.contains { if case .fetched = $0 { true } else { false } }
         var values: [[Value]] = []
         values.reserveCapacity(rows.count)
         for i in rows.indices {
             values.append(rows[i].values)
-            rows[i].values = []
+            if !keepsRows { rows[i].values = [] }
         }
         let rows = rows
         // What each entity's rows need, worked out once per entity of the chunk (not per row).

@@ -8,14 +8,6 @@
 
 import KeelStorage
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 extension ObjectSnapshot: IndexReading {
     static let indexChunkSize = 256
 
@@ -79,8 +71,8 @@ extension ObjectSnapshot: IndexReading {
         }
     }
 
-    /// Counts entries in one engine read with one cursor, looking at each key in place (no key
-    /// copied, no ID list built); stops at `cap`.
+    /// Counts entries in one engine read with one cursor walking the leaves, looking at each key
+    /// in place (no key copied, no ID list built); stops at `cap`.
     public func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int {
         try checkEntity(index.declaredIn)
         guard cap > 0 else { return 0 }
@@ -94,26 +86,21 @@ extension ObjectSnapshot: IndexReading {
             return try engine { () throws(StorageError) -> Int in
                 var cursor = try tree.cursor()
                 var n = 0
+                // 1: counted, 0: not of the family.
+                func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
+                    guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }
+                    let e = Int(UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
+                    return e < counts.count && counts[e] ? 1 : 0
+                }
                 for range in ranges {
-                    var valid = try cursor.seek(to: range.lower)
-                    while valid {
-                        // 1: counted, 0: not of the family, -1: past the range.
-                        func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
-                            guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }
-                            let e = Int(UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
-                            return e < counts.count && counts[e] ? 1 : 0
-                        }
-                        let step =
-                            unique
-                            ? try cursor.withEntry { k, v -> Int in range.contains(k) ? classify(v, at: 0) : -1 }
-                            : try cursor.withKey { k -> Int in
-                                range.contains(k) ? classify(k, at: k.count - KeyEncoding.objectKeySize) : -1
-                            }
-                        if step < 0 { break }
-                        n += step
-                        if n >= cap { return n }
-                        valid = try cursor.next()
+                    guard try cursor.seek(to: range.lower) else { continue }
+                    // One walk over the leaves (Cursor.walk): each key looked at in place.
+                    try cursor.walk { k, v -> Bool in
+                        guard range.isBelowUpper(k) else { return false }
+                        n += unique ? classify(v, at: 0) : classify(k, at: k.count - KeyEncoding.objectKeySize)
+                        return n < cap
                     }
+                    if n >= cap { return n }
                 }
                 return n
             }
@@ -203,22 +190,15 @@ extension ObjectSnapshot: IndexReading {
         var cursor = try engine { () throws(StorageError) in try tree.cursor() }
         let unique = index.isUnique
         while position.range < ranges.count {
-            let upper = ranges[position.range].upper
-            let start = position.after.map { $0 + [0] } ?? ranges[position.range].lower
+            let range = ranges[position.range]
+            let start = position.after.map { $0 + [0] } ?? range.lower
             var damaged = false
             var full = false
             var after: [UInt8]? = nil
             try engine { () throws(StorageError) in
                 guard try cursor.seek(to: start) else { return }
                 try cursor.walk { k, v -> Bool in
-                    if let upper {
-                        let past = upper.withUnsafeBytes { u -> Bool in
-                            let n = min(k.count, u.count)
-                            let c = n == 0 ? 0 : memcmp(k.baseAddress!, u.baseAddress!, n)
-                            return c > 0 || (c == 0 && k.count >= u.count)
-                        }
-                        if past { return false }
-                    }
+                    guard range.isBelowUpper(k) else { return false }
                     guard let id = unique ? KeyEncoding.objectID(v) : KeyEncoding.objectID(k, at: k.count - KeyEncoding.objectKeySize)
                     else {
                         damaged = true
