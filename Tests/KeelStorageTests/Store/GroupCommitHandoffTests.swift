@@ -104,16 +104,24 @@ struct GroupCommitHandoffTests {
         }
     }
 
+    /// A first committer leading a held sync, and `count` more parked behind it.
+    static func leaderAndParked(
+        _ log: HeldLog, parked count: Int
+    ) -> (leader: Outcome, leaderDone: DispatchSemaphore, parked: [Outcome], parkedDone: [DispatchSemaphore]) {
+        let leader = Outcome()
+        let leaderDone = committer(log, leader)
+        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
+        let parked = (0..<count).map { _ in Outcome() }
+        let parkedDone = parked.map { committer(log, $0) }
+        log.waitUntil("\(count) committers parked") { _, g in g.waitingCommitters == count }
+        return (leader, leaderDone, parked, parkedDone)
+    }
+
     @Test("the end of a sync acknowledges what it covered and hands the next sync to one parked committer")
     func handsOnToOneWaiter() {
         let log = HeldLog(held: true)
-        let leader = Outcome()
-        let leaderDone = Self.committer(log, leader)
-        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
         // Three more commits arrive while the first sync (covering only the first) runs.
-        let others = (0..<3).map { _ in Outcome() }
-        let othersDone = others.map { Self.committer(log, $0) }
-        log.waitUntil("three committers parked") { _, g in g.waitingCommitters == 3 }
+        let (leader, leaderDone, others, othersDone) = Self.leaderAndParked(log, parked: 3)
         log.release.signal()
         #expect(leaderDone.wait(timeout: .now() + 60) == .success)
         #expect(leader.text == "durable")
@@ -162,12 +170,7 @@ struct GroupCommitHandoffTests {
     @Test("a failed sync fails its leader and every parked committer, once, and every later commit (fail-stop)")
     func failedSync() {
         let log = HeldLog(held: true, failingSync: 1)
-        let leader = Outcome()
-        let leaderDone = Self.committer(log, leader)
-        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
-        let others = (0..<2).map { _ in Outcome() }
-        let othersDone = others.map { Self.committer(log, $0) }
-        log.waitUntil("two committers parked") { _, g in g.waitingCommitters == 2 }
+        let (leader, leaderDone, others, othersDone) = Self.leaderAndParked(log, parked: 2)
         log.release.signal()
         for done in [leaderDone] + othersDone { #expect(done.wait(timeout: .now() + 60) == .success) }
         #expect(leader.text == "failed: READ_ONLY")
@@ -184,12 +187,8 @@ struct GroupCommitHandoffTests {
     @Test("stop wakes the committers parked behind a sync under way; the sync still acknowledges its leader")
     func stopWakesWaiters() {
         let log = HeldLog(held: true)
-        let leader = Outcome()
-        let leaderDone = Self.committer(log, leader)
-        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
-        let parked = Outcome()
-        let parkedDone = Self.committer(log, parked)
-        log.waitUntil("one committer parked") { _, g in g.waitingCommitters == 1 }
+        let (leader, leaderDone, parkedOnes, parkedDones) = Self.leaderAndParked(log, parked: 1)
+        let (parked, parkedDone) = (parkedOnes[0], parkedDones[0])
         log.group.stop(StorageError(.io, "stopped (test)"))
         // Woken while the leader's sync is still held.
         #expect(parkedDone.wait(timeout: .now() + 60) == .success)
