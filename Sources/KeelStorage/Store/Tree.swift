@@ -127,6 +127,36 @@ public final class Tree {
         transaction.checkOpen()
         return try btree.delete(key: key, in: writePages, hint: &hint)
     }
+
+    /// Removes every key `k` with `lower ≤ k < upper` (`upper` nil: to the end) in one pass, leaf
+    /// by leaf (BTree+RangeDelete.swift); returns how many were removed.
+    @discardableResult
+    public func deleteRange(from lower: [UInt8], below upper: [UInt8]?) throws(StorageError) -> Int {
+        transaction.checkOpen()
+        let pages = writePages
+        hint = BTreeHint()
+        return try btree.deleteRange(from: lower, below: upper, in: pages)
+    }
+
+    /// Removes every key that starts with `prefix`; returns how many were removed.
+    @discardableResult
+    public func deleteAll(withPrefix prefix: [UInt8]) throws(StorageError) -> Int {
+        try deleteRange(from: prefix, below: Self.prefixEnd(prefix))
+    }
+
+    /// The smallest key above every key that starts with `prefix` (nil: none, the prefix is all
+    /// 0xFF bytes or empty).
+    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8]? {
+        var end = prefix
+        while let last = end.last {
+            if last < 0xFF {
+                end[end.count - 1] = last + 1
+                return end
+            }
+            end.removeLast()
+        }
+        return nil
+    }
 }
 
 /// An ordered position in a tree. Stays usable across changes to its tree in the same write
