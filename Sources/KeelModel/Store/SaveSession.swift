@@ -262,7 +262,7 @@ final class SaveSession: GraphEditor {
                     }
                 }
             }
-            let removed = try engine { () throws(StorageError) in try tree.deleteAll(withPrefix: prefix) }
+            let removed = try engine { () throws(StorageError) in try tree.deleteRange(from: prefix, below: KeyRange.successor(of: prefix)) }
             if removed > 0 { markLink(id, field) }
         }
         entries[slot].current = nil

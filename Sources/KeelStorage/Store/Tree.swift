@@ -137,26 +137,6 @@ public final class Tree {
         hint = BTreeHint()
         return try btree.deleteRange(from: lower, below: upper, in: pages)
     }
-
-    /// Removes every key that starts with `prefix`; returns how many were removed.
-    @discardableResult
-    public func deleteAll(withPrefix prefix: [UInt8]) throws(StorageError) -> Int {
-        try deleteRange(from: prefix, below: Self.prefixEnd(prefix))
-    }
-
-    /// The smallest key above every key that starts with `prefix` (nil: none, the prefix is all
-    /// 0xFF bytes or empty).
-    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8]? {
-        var end = prefix
-        while let last = end.last {
-            if last < 0xFF {
-                end[end.count - 1] = last + 1
-                return end
-            }
-            end.removeLast()
-        }
-        return nil
-    }
 }
 
 /// An ordered position in a tree. Stays usable across changes to its tree in the same write

@@ -12,18 +12,20 @@ import Testing
 struct ContextCheckpointTests {
     static let threshold: UInt64 = 256 << 10
 
-    static func fixture() throws -> StoreFixture {
-        try StoreFixture(model: ModelLoader.load(text: ContextFastInsertTests.modelText)) { options in
+    /// A store with a small checkpoint threshold holding one saved team.
+    static func fixture(team name: String) throws -> (StoreFixture, ObjectID) {
+        let fixture = try StoreFixture(model: ModelLoader.load(text: ContextFastInsertTests.modelText)) { options in
             options.storage.checkpointThresholdBytes = threshold
         }
+        let setup = ObjectContext(store: fixture.store)
+        let team = try setup.insert(entity: "Team", typedValues: ["name": .string(name)])
+        try setup.save()
+        return (fixture, team)
     }
 
     @Test("a context that reads and saves in a loop lets the save's checkpoint empty the log")
     func loopKeepsLogBounded() throws {
-        let fixture = try Self.fixture()
-        let setup = ObjectContext(store: fixture.store)
-        let team = try setup.insert(entity: "Team", typedValues: ["name": .string("T")])
-        try setup.save()
+        let (fixture, team) = try Self.fixture(team: "T")
         let context = ObjectContext(store: fixture.store)
         let filler = String(repeating: "x", count: 3_000)
         var largestGrowth: UInt64 = 0
@@ -59,10 +61,7 @@ struct ContextCheckpointTests {
 
     @Test("a save that fails before its commit keeps the context's snapshot")
     func failedSaveKeepsSnapshot() throws {
-        let fixture = try Self.fixture()
-        let setup = ObjectContext(store: fixture.store)
-        let team = try setup.insert(entity: "Team", typedValues: ["name": .string("first")])
-        try setup.save()
+        let (fixture, team) = try Self.fixture(team: "first")
         let context = ObjectContext(store: fixture.store)
         #expect(try context.count(entity: "Team") == 1)
         // Another client's save after the context's snapshot was taken.

@@ -97,12 +97,4 @@ struct BTreeRangeDeleteTests {
         sink.commit()
         #expect(try Self.contents(tree, sink) == model.keys)
     }
-
-    @Test("the end of a prefix range: the prefix with its last byte below 0xFF raised, trailing 0xFF bytes dropped")
-    func prefixEnd() {
-        #expect(Tree.prefixEnd([1, 2, 3]) == [1, 2, 4])
-        #expect(Tree.prefixEnd([1, 0xFF]) == [2])
-        #expect(Tree.prefixEnd([0xFF, 0xFF]) == nil)
-        #expect(Tree.prefixEnd([]) == nil)
-    }
 }

@@ -15,7 +15,7 @@ import Testing
 /// The scripted workload: 40 write transactions over two (later three) trees, an explicit
 /// checkpoint after the 20th, automatic checkpoints (small threshold) along the way, then close.
 /// Two transactions use range deletes (BTree+RangeDelete.swift): one across many leaves of tree
-/// a, one of every key with a prefix (values with overflow chains) in tree c.
+/// a, one of every key with the prefix "big" (values with overflow chains) in tree c.
 enum CrashWorkload {
     static let transactionCount = 40
     static let path = "/crash/store.keel"
@@ -32,8 +32,6 @@ enum CrashWorkload {
         case delete(tree: String, key: Bytes)
         /// Every key k with from ≤ k < below.
         case deleteRange(tree: String, from: Bytes, below: Bytes)
-        /// Every key that starts with the prefix.
-        case deletePrefix(tree: String, prefix: Bytes)
         case createTree(String)
         case dropTree(String)
     }
@@ -60,7 +58,7 @@ enum CrashWorkload {
         }
         if i == 30 { ops.append(.dropTree("b")) }  // a whole tree freed; its pages are reused after
         if i == 35 { ops.append(.deleteRange(tree: "a", from: numberedKey(81), below: numberedKey(130))) }  // many leaves
-        if i == 37 { ops.append(.deletePrefix(tree: "c", prefix: Array("big".utf8))) }  // overflow chains freed
+        if i == 37 { ops.append(.deleteRange(tree: "c", from: Array("big".utf8), below: Array("bih".utf8))) }  // overflow chains freed
         if i > 30 { ops.append(.put(tree: "c", key: numberedKey(i, prefix: "c"), value: randomBytes(500, seed: UInt64(i)))) }
         return ops
     }
@@ -72,7 +70,6 @@ enum CrashWorkload {
             case .put(let name, let key, let value): try #require(try txn.tree(name)).put(key: key, value: value)
             case .delete(let name, let key): try #require(try txn.tree(name)).delete(key: key)
             case .deleteRange(let name, let from, let below): try #require(try txn.tree(name)).deleteRange(from: from, below: below)
-            case .deletePrefix(let name, let prefix): try #require(try txn.tree(name)).deleteAll(withPrefix: prefix)
             case .createTree(let name): _ = try txn.createTree(name)
             case .dropTree(let name): try txn.dropTree(name)
             }
@@ -92,8 +89,6 @@ enum CrashWorkload {
                     for key in current[name]!.keys where !key.lexicographicallyPrecedes(from) && key.lexicographicallyPrecedes(below) {
                         current[name]![key] = nil
                     }
-                case .deletePrefix(let name, let prefix):
-                    for key in current[name]!.keys where key.starts(with: prefix) { current[name]![key] = nil }
                 case .createTree(let name): current[name] = [:]
                 case .dropTree(let name): current[name] = nil
                 }
