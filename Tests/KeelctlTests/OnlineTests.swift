@@ -158,4 +158,30 @@ struct OnlineTests {
         #expect(run.stdout.hasPrefix("index (Default.keel, tree \(TreeLayout.index(index)), object Employee/"), "\(run)")
         #expect(run.stderr == "keelctl: verification found 1 fault\n", "\(run)")
     }
+
+    @Test("a user keeld does not allow is refused at connect: the client surfaces keeld's PERMISSION line (as root, with setpriv)")
+    func refusedUser() throws {
+        guard getuid() == 0, Keelctl.setpriv != nil else { return }  // cannot run as another user here
+        let keeld = try Keeld()
+        let w = try Workspace()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        // A socket everyone can reach, so that only the peer's uid (SO_PEERCRED) stands in the way.
+        try FileManager.default.createDirectory(atPath: keeld.folder + "/run", withIntermediateDirectories: true)
+        chmod(keeld.folder, 0o755)
+        chmod(keeld.folder + "/run", 0o755)
+        chmod(w.path, 0o755)
+        try keeld.configure(["socketMode": "0666", "allowedUIDs": [65533]])
+        try keeld.start()
+        let refused = try Keelctl.run(["stats", "--socket", keeld.socketPath], in: w.path, as: 65534)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(
+            refused.stderr == "keelctl: cannot work through keeld at \(keeld.socketPath): uid 65534 may not connect to this daemon\n",
+            "\(refused)")
+        let allowed = try Keelctl.run(["stats", "--socket", keeld.socketPath], in: w.path, as: 65533)
+        #expect(allowed.status == 0, "\(allowed)")
+        #expect(allowed.stdout.contains("objects"), "\(allowed)")
+    }
 }

@@ -101,6 +101,12 @@ final class ClientHandler: ChannelDuplexHandler {
                 }
                 return offset
             }
+            // A line can end the connection (a refusal, a protocol violation): closing the channel
+            // ran channelInactive, which emptied the backlog, before we get here.
+            guard !closed else {
+                backlog = []
+                return
+            }
             buffer.moveReaderIndex(forwardBy: consumed)
             if buffer.readableBytes == 0 { backlog.removeFirst() } else { backlog[0] = buffer }
         }

@@ -3,6 +3,7 @@
 // (which takes it shared while pinning one engine snapshot per store) never sees half a save.
 
 import Glibc
+import KeelStorage
 
 /// `@unchecked Sendable`: the pthread rwlock is thread-safe by definition; it lives at a stable
 /// heap address (`PthreadObject`) from init to deinit, when no thread can hold it.

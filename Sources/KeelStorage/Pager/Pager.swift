@@ -2,7 +2,8 @@
 // Opening and recovery are in Pager+Open.swift, checkpoints in Pager+Checkpoint.swift.
 //
 // Locks (Docs/Concurrency.md), always taken in this order:
-//   1. `writer`  — the writer lock, held for a whole write transaction and for checkpoints;
+//   1. `writer`  — the writer lock (a `BlockingMutex`: waiters sleep, they do not spin), held for
+//                  a whole write transaction and for checkpoints;
 //                  guards WriterState (last transaction, last appended sequence, current meta).
 //   2. GroupCommit's lock — who syncs, what is durable.
 //   3. `state`   — the version table and cache, published snapshot, live readers; held briefly.
@@ -52,7 +53,7 @@ final class Pager: @unchecked Sendable {
     let pageFile: any StorageFile
     let log: WriteAheadLog
     let logger: Logger
-    let writer: Mutex<WriterState>
+    let writer: BlockingMutex<WriterState>
     let state: PagerStateLock
     let groupCommit: GroupCommit
     /// Bytes of frames in the log; written under the writer lock, read anywhere (auto-checkpoint).
@@ -74,7 +75,7 @@ final class Pager: @unchecked Sendable {
         self.pageFile = pageFile
         self.log = log
         self.logger = logger
-        self.writer = Mutex(writer)
+        self.writer = BlockingMutex(writer)
         let stateLock = PagerStateLock(state)
         self.state = stateLock
         self.logFrameBytes = Atomic(log.frameBytes)

@@ -36,8 +36,14 @@ enum Keelctl {
 
     static var binary: String { root + "/.build/debug/keelctl" }
 
-    /// A process running keelctl with `arguments` in `directory`, its output going to files there.
-    static func start(_ arguments: [String], in directory: String, stdin: String? = nil) throws -> (Process, out: String, err: String) {
+    /// `setpriv`, to run keelctl as another user; nil when it is missing.
+    static let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// A process running keelctl with `arguments` in `directory`, its output going to files there;
+    /// as the user and group `uid` (through setpriv, which must exist) when it is given.
+    static func start(
+        _ arguments: [String], in directory: String, stdin: String? = nil, as uid: UInt32? = nil
+    ) throws -> (Process, out: String, err: String) {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw KeelctlError("no keelctl binary at \(binary): run `swift build --build-tests` (make test does)")
         }
@@ -46,8 +52,14 @@ enum Keelctl {
         _ = FileManager.default.createFile(atPath: out, contents: nil)
         _ = FileManager.default.createFile(atPath: err, contents: nil)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        if let uid, let setpriv {
+            process.executableURL = URL(fileURLWithPath: setpriv)
+            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary] + arguments
+        } else {
+            precondition(uid == nil, "running keelctl as another user needs setpriv")
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle(forWritingAtPath: out)
         process.standardError = FileHandle(forWritingAtPath: err)
@@ -63,8 +75,8 @@ enum Keelctl {
     }
 
     /// Runs keelctl to its end.
-    static func run(_ arguments: [String], in directory: String, stdin: String? = nil) throws -> Run {
-        let (process, out, err) = try start(arguments, in: directory, stdin: stdin)
+    static func run(_ arguments: [String], in directory: String, stdin: String? = nil, as uid: UInt32? = nil) throws -> Run {
+        let (process, out, err) = try start(arguments, in: directory, stdin: stdin, as: uid)
         process.waitUntilExit()
         defer {
             try? FileManager.default.removeItem(atPath: out)
