@@ -9,10 +9,11 @@ final class KeelFetch {
     let store: ObjectStore
     let model: Model
 
-    init(directory: String, modelPath: String) throws {
+    init(directory: String, modelPath: String, cacheMiB: Int = 64) throws {
         model = try ModelLoader.load(path: modelPath)
         var options = ObjectStoreOptions()
         options.storage.syncMode = .normal
+        options.storage.cacheSizeBytes = cacheMiB << 20
         store = try ObjectStore.open(directory: directory, model: model, options: options)
     }
 

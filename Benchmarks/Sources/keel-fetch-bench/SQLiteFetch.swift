@@ -1,20 +1,20 @@
 // The SQLite side: tables shaped as Core Data's SQLite store shapes them (one table per
 // hierarchy is not needed here: only employees and departments), with the same indexes Keel's
 // model declares — employee(name) for Person.name, employee(department, salary) for
-// Employee.department,salary, department(name) — in WAL mode with a 64 MiB cache.
+// Employee.department,salary, department(name) — in WAL mode with a 64 MiB cache (`--cache-mib`).
 
 import CSQLite3
 
 final class SQLiteFetch {
     let db: OpaquePointer
 
-    init(path: String) throws {
+    init(path: String, cacheMiB: Int = 64) throws {
         var handle: OpaquePointer?
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else {
             throw BenchError("sqlite open \(path)")
         }
         db = handle
-        try exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;")
+        try exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-\(cacheMiB * 1024);")
     }
 
     deinit { sqlite3_close_v2(db) }

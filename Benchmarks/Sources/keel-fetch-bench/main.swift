@@ -2,6 +2,9 @@
 // one run, same data, same indexes (Docs/Performance.md, "Fetch").
 //
 //     swift run -c release keel-fetch-bench [--count 1000000] [--dir /tmp/keel-fetch-bench] [--model ../config/model.json]
+//         [--only N] [--cache-mib 64]
+//
+// `--cache-mib` sets both engines' page caches (default 64 MiB each); `--only N` runs row N.
 //
 // Each row runs its queries on Keel, then on SQLite, three rounds, engines alternating first;
 // the median round is reported per query. Ratio = SQLite time / Keel time (above 1.00×: Keel
@@ -16,12 +19,16 @@ var count = 1_000_000
 var directory = "/tmp/keel-fetch-bench"
 var modelPath = "../config/model.json"
 var only: Int? = nil
+var cacheMiB = 64
 while let flag = arguments.popFirst() {
     switch flag {
     case "--count": count = Int(arguments.popFirst() ?? "") ?? count
     case "--dir": directory = arguments.popFirst() ?? directory
     case "--model": modelPath = arguments.popFirst() ?? modelPath
     case "--only": only = Int(arguments.popFirst() ?? "")
+    case "--cache-mib":
+        guard let n = Int(arguments.popFirst() ?? ""), n > 0 else { print("--cache-mib needs a positive number"); exit(2) }
+        cacheMiB = n
     default: print("unknown flag \(flag)"); exit(2)
     }
 }
@@ -43,8 +50,8 @@ if !fm.fileExists(atPath: marker) {
     _ = fm.createFile(atPath: marker, contents: nil)
 }
 
-let keel = try KeelFetch(directory: "\(directory)/keel", modelPath: modelPath)
-let sqlite = try SQLiteFetch(path: "\(directory)/sqlite.db")
+let keel = try KeelFetch(directory: "\(directory)/keel", modelPath: modelPath, cacheMiB: cacheMiB)
+let sqlite = try SQLiteFetch(path: "\(directory)/sqlite.db", cacheMiB: cacheMiB)
 let context = ObjectContext(store: keel.store)
 
 struct Workload {

@@ -34,9 +34,12 @@ struct FetchMaterializer {
     /// Hands over what is buffered.
     mutating func flush(_ body: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
         guard !buffer.isEmpty else { return true }
-        let rows = buffer
-        buffer.removeAll(keepingCapacity: true)
-        let objects = try Self.managedObjects(rows, state: state, include: prepared.inclusions)
+        // The rows are handed over, not shared, so their value arrays are the materializer's to
+        // change in place (a shared array would be copied at the first change, once per row).
+        var rows: [StoredObject] = []
+        swap(&rows, &buffer)
+        buffer.reserveCapacity(Self.chunkSize)
+        let objects = try Self.managedObjects(consume rows, state: state, include: prepared.inclusions)
         for object in objects {
             guard try body(FetchRow(id: object.id, result: prepared.request.result, object: object, fields: prepared.fields)) else {
                 return false
@@ -49,24 +52,40 @@ struct FetchMaterializer {
 
     /// The values of `rows` as the context reads them, with `include` embedded.
     static func managedObjects(
-        _ rows: [StoredObject], state: ContextOverlay, include: [PreparedFetch.Inclusion]
+        _ rows: consuming [StoredObject], state: ContextOverlay, include: [PreparedFetch.Inclusion]
     ) throws(KeelError) -> [ManagedObject] {
+        guard !rows.isEmpty else { return [] }
         let model = state.model
-        var values = rows.map(\.values)
+        // The value arrays are moved out of the rows (not shared with them), so filling in
+        // to-many members and transients changes them in place instead of copying each — unless
+        // a fetched property needs the rows as stored (its `$FETCH_SOURCE`).
+        let keepsRows = include.contains { if case .fetched = $0 { true } else { false } }
+        var values: [[Value]] = []
+        values.reserveCapacity(rows.count)
+        for i in rows.indices {
+            values.append(rows[i].values)
+            if !keepsRows { rows[i].values = [] }
+        }
+        let rows = rows
         // What each entity's rows need, worked out once per entity of the chunk (not per row).
         var shapes = ShapeCache(model: model)
         // To-one targets that might be missing, and to-many members, per field.
         var uncertain: [ObjectID] = []
         var manyFields: [Int: [Int]] = [:]  // field → row positions
+        var shapeOf = rows[0].id.entity
+        var shape = shapes[rows[0].id.entity]
         for (i, row) in rows.enumerated() {
-            let shape = shapes[row.id.entity]
+            if shapeOf != row.id.entity {
+                shape = shapes[row.id.entity]
+                shapeOf = row.id.entity
+            }
             if !shape.transients.isEmpty {
                 let transients = state.transients[row.id]
                 for (field, fallback) in shape.transients { values[i][field] = transients?[field] ?? fallback }
             }
             for field in shape.toMany { manyFields[field, default: []].append(i) }
             for (field, mayDangle) in shape.toOne {
-                guard case .object(let target) = row.values[field] else {
+                guard case .object(let target) = values[i][field] else {
                     values[i][field] = .null
                     continue
                 }
@@ -123,9 +142,14 @@ struct FetchMaterializer {
         var out: [ManagedObject] = []
         out.reserveCapacity(rows.count)
         for i in rows.indices {
+            let entity = rows[i].id.entity
+            if shapeOf != entity {
+                shape = shapes[entity]
+                shapeOf = entity
+            }
             out.append(
                 ManagedObject(
-                    id: rows[i].id, entity: shapes[rows[i].id.entity].entity, version: rows[i].version, values: values[i],
+                    id: rows[i].id, entity: shape.entity, version: rows[i].version, values: values[i],
                     included: include.isEmpty ? [:] : included[i]))
         }
         return out

@@ -9,6 +9,14 @@
 // "every string" is [0x20, 0x21). An open-ended comparison (`salary > 1000`) is bounded by its
 // family, so it never reaches null, NaN or another type.
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A half-open range of keys: `lower` ≤ key < `upper` (nil: no upper bound).
 public struct KeyRange: Sendable, Hashable {
     public var lower: [UInt8]
@@ -33,6 +41,19 @@ public struct KeyRange: Sendable, Hashable {
         if key.lexicographicallyPrecedes(lower) { return false }
         if let upper, !key.lexicographicallyPrecedes(upper) { return false }
         return true
+    }
+
+    /// Whether `key` lies below the upper bound (always without one): all a forward read that
+    /// started at or after `lower` has to check. Compared with memcmp, a proper prefix first.
+    @inline(__always)
+    func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let upper else { return true }
+        return upper.withUnsafeBytes { u -> Bool in
+            let n = min(key.count, u.count)
+            guard n > 0, let k = key.baseAddress, let b = u.baseAddress else { return key.count < u.count }
+            let c = memcmp(k, b, n)
+            return c < 0 || (c == 0 && key.count < u.count)
+        }
     }
 
     /// The smallest byte string greater than every string starting with `prefix` (nil: none,

@@ -30,65 +30,61 @@ extension ObjectSnapshot {
                     var start = KeyEncoding.entityPrefix(e)
                     KeyEncoding.appendU64(from, to: &start)
                     var cursor = try engine { () throws(StorageError) in try tree.cursor() }
-                    var valid = try engine { () throws(StorageError) in try cursor.seek(to: start) }
+                    guard try engine({ () throws(StorageError) in try cursor.seek(to: start) }) else {
+                        done = true
+                        return []
+                    }
                     var out: [StoredObject] = []
                     var examined = 0
                     var scratch = [Value](repeating: .null, count: fieldCount)
                     var texts = [Range<Int>?](repeating: nil, count: raw?.fields.count ?? 0)
-                    while valid, examined < Self.filteredChunk {
-                        let step = try engine { () throws(StorageError) -> ScanStep in
-                            try cursor.withEntry { k, v -> ScanStep in
-                                guard k.count >= 2, k[0] == start[0], k[1] == start[1] else { return .end }
-                                guard let id = KeyEncoding.objectID(k) else {
-                                    return .failure(KeelError(.corrupt, "damaged object key in \(tree.name)"))
-                                }
-                                do throws(KeelError) {
-                                    if let raw {
-                                        guard try raw.matches(v, fieldCount: fieldCount, texts: &texts) else { return .skipped(id.number) }
-                                    } else {
-                                        let version = try RowCodec.decode(v, into: &scratch, fieldCount: fieldCount, wanted: wanted)
-                                        guard try test(StoredObject(id: id, version: version, values: scratch)) else { return .skipped(id.number) }
-                                    }
-                                    return .row(try RowCodec.decode(v, id: id, fieldCount: fieldCount))
-                                } catch {
-                                    return .failure(error)
-                                }
+                    var failure: KeelError?
+                    var ended = false
+                    let (p0, p1) = (start[0], start[1])
+                    // One walk over the leaves (Cursor.walk): no cursor step, copy or closure
+                    // context per row beyond this body's call.
+                    try engine { () throws(StorageError) in
+                        try cursor.walk { k, v -> Bool in
+                            guard k.count >= 2, k[0] == p0, k[1] == p1 else {
+                                ended = true
+                                return false
                             }
+                            guard examined < Self.filteredChunk else { return false }
+                            guard let id = KeyEncoding.objectID(k) else {
+                                failure = KeelError(.corrupt, "damaged object key in \(tree.name)")
+                                return false
+                            }
+                            examined += 1
+                            do throws(KeelError) {
+                                if let raw {
+                                    guard try raw.matches(v, fieldCount: fieldCount, texts: &texts) else { return true }
+                                } else {
+                                    let version = try RowCodec.decode(v, into: &scratch, fieldCount: fieldCount, wanted: wanted)
+                                    guard try test(StoredObject(id: id, version: version, values: scratch)) else { return true }
+                                }
+                                out.append(try RowCodec.decode(v, id: id, fieldCount: fieldCount))
+                            } catch {
+                                failure = error
+                                return false
+                            }
+                            return true
                         }
-                        let number: UInt64
-                        switch step {
-                        case .end:
-                            done = true
-                            return out
-                        case .failure(let error): throw error
-                        case .skipped(let n): number = n
-                        case .row(let row):
-                            out.append(row)
-                            number = row.id.number
-                        }
-                        examined += 1
-                        guard number < .max else {
-                            done = true
-                            return out
-                        }
-                        from = number + 1
-                        valid = try engine { () throws(StorageError) in try cursor.next() }
                     }
-                    if !valid { done = true }
+                    if let failure { throw failure }
+                    if ended || !cursor.isValid {
+                        done = true
+                        return out
+                    }
+                    // Stopped at the chunk's end: the next chunk starts at the entry refused.
+                    let next = try engine { () throws(StorageError) in try cursor.withKey { KeyEncoding.objectID($0) } }
+                    guard let next else { throw KeelError(.corrupt, "damaged object key in \(tree.name)") }
+                    from = next.number
                     return out
                 }
                 for row in rows { guard try body(row) else { return } }
             }
         }
     }
-}
-
-/// One entry of a filtered scan (a plain enum: no generic metadata to look up per row).
-enum ScanStep {
-    case end
-    case skipped(UInt64)
-    case row(StoredObject)
-    case failure(KeelError)
 }
 
 extension BoundPredicate {

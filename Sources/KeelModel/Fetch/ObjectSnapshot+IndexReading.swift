@@ -37,17 +37,16 @@ extension ObjectSnapshot: IndexReading {
                 }
                 let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position, size: size)
                 size = min(size * 4, Self.indexChunkSize)
-                let objects = try self.tree(txn, objectTree)
-                var key: [UInt8] = []
-                var out: [StoredObject] = []
-                out.reserveCapacity(ids.count)
-                for id in ids {
-                    guard let row = try TreeReading.row(objects, id, fieldCount: layout.fieldCounts[id.entity.index], key: &key) else {
-                        throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(id.text(in: model)), which has no row")
+                // The rows in key order with one forward-seeking cursor, handed on in index order.
+                var lookup = try TreeReading.RowLookup(try self.tree(txn, objectTree))
+                var found = [StoredObject?](repeating: nil, count: ids.count)
+                for i in Self.keyOrder(ids) {
+                    guard let row = try lookup.row(ids[i], fieldCount: layout.fieldCounts[ids[i].entity.index]) else {
+                        throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(ids[i].text(in: model)), which has no row")
                     }
-                    out.append(row)
+                    found[i] = row
                 }
-                return out
+                return found.compactMap { $0 }
             }
             for row in rows { guard try body(row) else { return } }
         }
@@ -72,8 +71,8 @@ extension ObjectSnapshot: IndexReading {
         }
     }
 
-    /// Counts entries in one engine read with one cursor, looking at each key in place (no key
-    /// copied, no ID list built); stops at `cap`.
+    /// Counts entries in one engine read with one cursor walking the leaves, looking at each key
+    /// in place (no key copied, no ID list built); stops at `cap`.
     public func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int {
         try checkEntity(index.declaredIn)
         guard cap > 0 else { return 0 }
@@ -87,26 +86,21 @@ extension ObjectSnapshot: IndexReading {
             return try engine { () throws(StorageError) -> Int in
                 var cursor = try tree.cursor()
                 var n = 0
+                // 1: counted, 0: not of the family.
+                func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
+                    guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }
+                    let e = Int(UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
+                    return e < counts.count && counts[e] ? 1 : 0
+                }
                 for range in ranges {
-                    var valid = try cursor.seek(to: range.lower)
-                    while valid {
-                        // 1: counted, 0: not of the family, -1: past the range.
-                        func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
-                            guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }
-                            let e = Int(UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
-                            return e < counts.count && counts[e] ? 1 : 0
-                        }
-                        let step =
-                            unique
-                            ? try cursor.withEntry { k, v -> Int in range.contains(k) ? classify(v, at: 0) : -1 }
-                            : try cursor.withKey { k -> Int in
-                                range.contains(k) ? classify(k, at: k.count - KeyEncoding.objectKeySize) : -1
-                            }
-                        if step < 0 { break }
-                        n += step
-                        if n >= cap { return n }
-                        valid = try cursor.next()
+                    guard try cursor.seek(to: range.lower) else { continue }
+                    // One walk over the leaves (Cursor.walk): each key looked at in place.
+                    try cursor.walk { k, v -> Bool in
+                        guard range.isBelowUpper(k) else { return false }
+                        n += unique ? classify(v, at: 0) : classify(k, at: k.count - KeyEncoding.objectKeySize)
+                        return n < cap
                     }
+                    if n >= cap { return n }
                 }
                 return n
             }
@@ -132,6 +126,7 @@ extension ObjectSnapshot: IndexReading {
         _ tree: Tree, _ index: Index, _ ranges: [KeyRange], reverse: Bool, family: Set<EntityID>,
         _ position: inout IndexPosition, size: Int = indexChunkSize
     ) throws(KeelError) -> [ObjectID] {
+        if !reverse { return try forwardChunk(tree, index, ranges, family: family, &position, size: size) }
         var out: [(value: ArraySlice<UInt8>, id: ObjectID)] = []
         var cursor = try engine { () throws(StorageError) in try tree.cursor() }
         let unique = index.isUnique
@@ -176,6 +171,58 @@ extension ObjectSnapshot: IndexReading {
         }
         position.done = true
         return reverse ? Self.ascendingTies(out) : out.map(\.id)
+    }
+
+    /// `indexChunk` in ascending order: one walk over the leaves per range (`Cursor.walk`), each
+    /// key looked at in place — checked against the range's upper bound only (the walk starts at
+    /// or after its lower one), its family looked up by entity number — and copied only for the
+    /// last entry of the chunk, where the next chunk starts.
+    static func forwardChunk(
+        _ tree: Tree, _ index: Index, _ ranges: [KeyRange], family: Set<EntityID>, _ position: inout IndexPosition, size: Int
+    ) throws(KeelError) -> [ObjectID] {
+        var out: [ObjectID] = []
+        out.reserveCapacity(min(size, indexChunkSize))
+        var counted: [Bool] = []
+        for e in family {
+            if e.index >= counted.count { counted += [Bool](repeating: false, count: e.index + 1 - counted.count) }
+            counted[e.index] = true
+        }
+        var cursor = try engine { () throws(StorageError) in try tree.cursor() }
+        let unique = index.isUnique
+        while position.range < ranges.count {
+            let range = ranges[position.range]
+            let start = position.after.map { $0 + [0] } ?? range.lower
+            var damaged = false
+            var full = false
+            var after: [UInt8]? = nil
+            try engine { () throws(StorageError) in
+                guard try cursor.seek(to: start) else { return }
+                try cursor.walk { k, v -> Bool in
+                    guard range.isBelowUpper(k) else { return false }
+                    guard let id = unique ? KeyEncoding.objectID(v) : KeyEncoding.objectID(k, at: k.count - KeyEncoding.objectKeySize)
+                    else {
+                        damaged = true
+                        return false
+                    }
+                    let e = id.entity.index
+                    guard e < counted.count, counted[e] else { return true }
+                    out.append(id)
+                    guard out.count >= size else { return true }
+                    after = [UInt8](k)
+                    full = true
+                    return false
+                }
+            }
+            if damaged { throw KeelError(.corrupt, "damaged entry in \(tree.name)") }
+            if full {
+                position.after = after
+                return out
+            }
+            position.range += 1
+            position.after = nil
+        }
+        position.done = true
+        return out
     }
 
     /// Entries read in descending key order with each run of equal values put in ascending ID order.

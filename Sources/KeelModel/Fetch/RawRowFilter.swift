@@ -23,8 +23,12 @@ final class RawRowFilter {
     /// The fields read, one slot each.
     let fields: [Int]
     /// The common shape, one pattern on one field (`name CONTAINS[c] 'kalo'`), kept unwrapped so
-    /// a row costs a walk to the field and a match: no tree walk, no scratch.
-    private let single: (field: Int, pattern: StringPattern, negated: Bool)?
+    /// a row costs a walk to the field and a match: no tree walk, no scratch. `singleField` is -1
+    /// for other shapes. Plain stored properties, not an optional tuple: reading them per row
+    /// copies (and retains) nothing.
+    private let singleField: Int
+    private let singlePattern: StringPattern?
+    private let singleNegated: Bool
 
     /// The raw form of `predicate`, nil when some part of it needs the evaluator.
     init?(_ predicate: BoundPredicate, model: Model) {
@@ -69,15 +73,15 @@ final class RawRowFilter {
         self.root = root
         self.fields = fields
         if case .text(_, let pattern, let negated) = root, fields.count == 1 {
-            single = (fields[0], pattern, negated)
+            (singleField, singlePattern, singleNegated) = (fields[0], pattern, negated)
         } else {
-            single = nil
+            (singleField, singlePattern, singleNegated) = (-1, nil, false)
         }
     }
 
     /// The one-pattern form: find the field, match its text.
     private func matchesSingle(
-        _ bytes: UnsafeRawBufferPointer, fieldCount: Int, field wanted: Int, _ pattern: StringPattern, negated: Bool
+        _ bytes: UnsafeRawBufferPointer, fieldCount: Int, field wanted: Int, negated: Bool
     ) throws(KeelError) -> Bool {
         var reader = ByteReader(bytes: bytes)
         guard try reader.byte() == RowCodec.format else { throw reader.damage("unknown row format") }
@@ -99,7 +103,7 @@ final class RawRowFilter {
             guard tag == RowCodec.Tag.string || tag == RowCodec.Tag.uri else { return negated }
             let n = try reader.length()
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return negated }
-            guard let hit = pattern.matches(utf8: UnsafeBufferPointer(start: base + reader.offset, count: n)) else {
+            guard let hit = singlePattern?.matches(utf8: UnsafeBufferPointer(start: base + reader.offset, count: n)) else {
                 throw reader.damage("invalid UTF-8")
             }
             return hit != negated
@@ -109,7 +113,7 @@ final class RawRowFilter {
 
     /// Whether the row in `bytes` passes. `texts` is scratch (one entry per slot), reused per row.
     func matches(_ bytes: UnsafeRawBufferPointer, fieldCount: Int, texts: inout [Range<Int>?]) throws(KeelError) -> Bool {
-        if let single { return try matchesSingle(bytes, fieldCount: fieldCount, field: single.field, single.pattern, negated: single.negated) }
+        if singleField >= 0 { return try matchesSingle(bytes, fieldCount: fieldCount, field: singleField, negated: singleNegated) }
         for i in texts.indices { texts[i] = nil }
         var reader = ByteReader(bytes: bytes)
         guard try reader.byte() == RowCodec.format else { throw reader.damage("unknown row format") }

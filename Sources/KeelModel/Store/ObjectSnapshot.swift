@@ -106,10 +106,6 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         return row
     }
 
-    /// Many objects at once (one read transaction per store): nil where there is no such object.
-    /// The lookups run in key order (entity, number), whatever the order asked for, so
-    /// neighbouring lookups share the pages of their path and the tree is looked up once per
-    /// entity; the results come back in the order asked.
     /// The positions of `ids` in key order (entity, number). Sorts (entity·number, position)
     /// pairs packed in two words when the numbers fit 48 bits (always, in practice): a plain
     /// integer comparison instead of two `ObjectID` loads per step.
@@ -120,6 +116,10 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         return pairs.map(\.at)
     }
 
+    /// Many objects at once (one read transaction per store): nil where there is no such object.
+    /// The lookups run in key order (entity, number), whatever the order asked for, with one
+    /// cursor per tree seeking forward (`TreeReading.RowLookup`), so neighbouring rows share the
+    /// pages of their path; the results come back in the order asked.
     public func objects(_ ids: [ObjectID]) throws(KeelError) -> [StoredObject?] {
         var out = [StoredObject?](repeating: nil, count: ids.count)
         let count = model.entities.count
@@ -127,19 +127,17 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         for s in snapshots.indices {
             guard order.contains(where: { ids[$0].entity.index < count && layout.storeOf[ids[$0].entity.index] == s }) else { continue }
             try read(store: s) { (txn) throws(KeelError) in
-                var key: [UInt8] = []
-                key.reserveCapacity(KeyEncoding.objectKeySize)
                 var entity = -1
-                var tree: Tree?
+                var lookup = try TreeReading.RowLookup(nil)
                 for i in order {
                     let e = ids[i].entity.index
                     guard e < count, layout.storeOf[e] == s else { continue }
                     if e != entity {
                         entity = e
-                        let name = layout.objects[e]
-                        tree = try self.tree(txn, name)
+                        let tree = try self.tree(txn, layout.objects[e])
+                        if tree !== lookup.tree { lookup = try TreeReading.RowLookup(tree) }
                     }
-                    out[i] = try TreeReading.row(tree, ids[i], fieldCount: layout.fieldCounts[e], key: &key)
+                    out[i] = try lookup.row(ids[i], fieldCount: layout.fieldCounts[e])
                 }
             }
         }

@@ -41,6 +41,38 @@ enum TreeReading {
         return try result?.get()
     }
 
+    /// Rows looked up with one cursor, in ascending key order (the callers sort their IDs,
+    /// `ObjectSnapshot.keyOrder`): each lookup seeks forward from the previous row
+    /// (`Cursor.seekForward`), so rows in one leaf cost one leaf search and rows in nearby leaves
+    /// a short descent instead of one from the root each. IDs in any order give the same rows.
+    struct RowLookup {
+        let tree: Tree?
+        private var cursor: Cursor?
+        private var key: [UInt8] = []
+
+        init(_ tree: Tree?) throws(KeelError) {
+            self.tree = tree
+            cursor = try tree.map { (t) throws(KeelError) in try engine { () throws(StorageError) in try t.cursor() } }
+            key.reserveCapacity(KeyEncoding.objectKeySize)
+        }
+
+        /// The row of `id` (nil when there is none).
+        mutating func row(_ id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject? {
+            guard cursor != nil else { return nil }
+            key.removeAll(keepingCapacity: true)
+            KeyEncoding.appendObjectKey(id, to: &key)
+            let wanted = key
+            let result = try engine { () throws(StorageError) -> Result<StoredObject, KeelError>? in
+                guard try cursor?.seekForward(to: wanted) == true else { return nil }
+                return try cursor?.withEntry { k, v -> Result<StoredObject, KeelError>? in
+                    guard k.elementsEqual(wanted) else { return nil }
+                    return Result { () throws(KeelError) -> StoredObject in try RowCodec.decode(v, id: id, fieldCount: fieldCount) }
+                } ?? nil
+            }
+            return try result?.get()
+        }
+    }
+
     /// The members of `id` in a link tree: `link/` keys are source·destination, `olink/` keys
     /// source·position with the destination as value (so members come in position order).
     static func members(_ tree: Tree?, _ id: ObjectID, ordered: Bool) throws(KeelError) -> [ObjectID] {

@@ -19,20 +19,22 @@ extension BTreeCursor {
     private mutating func descend(
         from number: PageNumber, _ position: (Node) throws(StorageError) -> Int
     ) throws(StorageError) {
-        var number = number
-        while true {
-            let node = try Node(source.page(number), number)
-            if node.isLeaf {
-                leaf = node
-                return
-            }
+        try descend(from: try Node(source.page(number), number), position)
+    }
+
+    /// The same from a node already read (a branch on the cursor's path, for `seekForward`).
+    mutating func descend(from node: Node, _ position: (Node) throws(StorageError) -> Int) throws(StorageError) {
+        var node = node
+        while !node.isLeaf {
             guard frames.count < BTreeLimits.maxDepth else {
-                throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: number)
+                throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: node.number)
             }
             let chosen = try position(node)
             frames.append(Frame(node: node, position: chosen))
-            number = try node.child(at: chosen)
+            let number = try node.child(at: chosen)
+            node = try Node(source.page(number), number)
         }
+        leaf = node
     }
 
     /// Positions on the first or last entry of the tree.

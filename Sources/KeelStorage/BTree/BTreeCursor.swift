@@ -55,6 +55,21 @@ public struct BTreeCursor<Source: PageSource> {
         }
     }
 
+    /// The current key in page memory and the buffer that keeps it alive (one reference taken,
+    /// for `Cursor`'s inlinable accessors; `withKey` takes and drops two).
+    mutating func currentKey() throws(StorageError) -> (UnsafeRawBufferPointer, PageBuffer) {
+        try prepareToRead()
+        guard let owner = leaf?.buffer, let base = leaf?.base else { preconditionFailure("cursor has no leaf") }
+        return (UnsafeRawBufferPointer(start: base + entry.keyStart, count: entry.keyLength), owner)
+    }
+
+    /// The current value in page memory, nil when it is in overflow pages or the cursor stands
+    /// nowhere. Valid while the leaf is kept alive (`currentKey()`'s buffer).
+    var inlineValue: UnsafeRawBufferPointer? {
+        guard isValid, !entry.isOverflow, let base = leaf?.base else { return nil }
+        return UnsafeRawBufferPointer(start: base + entry.valueStart, count: entry.valueLength)
+    }
+
     /// Calls `body` with the current value: in page memory, or for an overflow value a temporary
     /// buffer (valid only inside `body`).
     public mutating func withValue<R>(_ body: (UnsafeRawBufferPointer) throws(StorageError) -> R) throws(StorageError) -> R {
@@ -67,17 +82,24 @@ public struct BTreeCursor<Source: PageSource> {
     ) throws(StorageError) -> R {
         try prepareToRead()
         guard let leaf else { preconditionFailure("cursor has no leaf") }
-        let entry = self.entry
-        return try withExtendedLifetime(leaf.buffer) { () throws(StorageError) -> R in
-            let key = UnsafeRawBufferPointer(start: leaf.base + entry.keyStart, count: entry.keyLength)
-            if entry.isOverflow {
-                let reference = try OverflowReference.read(leaf.base + entry.valueStart, page: leaf.number)
-                return try OverflowChain.withValue(reference, in: source, owner: leaf.number) { value throws(StorageError) in
-                    try body(key, value)
-                }
+        return try withExtendedLifetime(leaf.buffer) { () throws(StorageError) -> R in try Self.withEntry(entry, of: leaf, in: source, body) }
+    }
+
+    /// Calls `body` with the key and value of `entry` in `leaf` (which the caller keeps alive):
+    /// the value in page memory, or an overflow value in a temporary buffer.
+    @inline(__always)
+    static func withEntry<R>(
+        _ entry: LeafEntry, of leaf: Node, in source: Source,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(StorageError) -> R
+    ) throws(StorageError) -> R {
+        let key = UnsafeRawBufferPointer(start: leaf.base + entry.keyStart, count: entry.keyLength)
+        if entry.isOverflow {
+            let reference = try OverflowReference.read(leaf.base + entry.valueStart, page: leaf.number)
+            return try OverflowChain.withValue(reference, in: source, owner: leaf.number) { value throws(StorageError) in
+                try body(key, value)
             }
-            return try body(key, UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength))
         }
+        return try body(key, UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength))
     }
 
     /// Re-seeks when the tree changed since the cursor moved; the cursor must stand on an entry.
@@ -95,14 +117,7 @@ public struct BTreeCursor<Source: PageSource> {
     @discardableResult
     public mutating func seek(to key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
         try descend(to: key)
-        guard let leaf else { return false }
-        let (found, _) = try leaf.leafSearch(key)
-        if found < leaf.count {
-            try land(at: found)
-        } else {
-            try nextLeaf()
-        }
-        return isValid
+        return try landInLeaf(key, from: 0)
     }
 
     @discardableResult

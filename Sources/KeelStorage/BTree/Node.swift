@@ -206,10 +206,11 @@ struct Node {
 
     // MARK: Search (no allocation: keys are compared in page memory)
 
-    /// In a leaf: the first index whose key is ≥ `key`, and whether it is equal.
+    /// In a leaf: the first index from `start` on whose key is ≥ `key`, and whether it is equal
+    /// (the caller knows the keys before `start` are below `key`).
     @inline(__always)
-    func leafSearch(_ key: UnsafeRawBufferPointer) throws(StorageError) -> (index: Int, found: Bool) {
-        var low = 0
+    func leafSearch(_ key: UnsafeRawBufferPointer, from start: Int = 0) throws(StorageError) -> (index: Int, found: Bool) {
+        var low = start
         var high = count
         while low < high {
             let mid = (low &+ high) >> 1

@@ -161,6 +161,19 @@ public struct Cursor {
         return try write?.seek(to: key) ?? false
     }
 
+    /// `seek(to:)` for keys in ascending order: starts from the current position when `key` is
+    /// at or after it (a key in the same leaf costs no descent), else from the root. Same result.
+    @discardableResult
+    public mutating func seekForward(to key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
+        if read != nil { return try read?.seekForward(to: key) ?? false }
+        return try write?.seekForward(to: key) ?? false
+    }
+
+    @discardableResult
+    public mutating func seekForward(to key: [UInt8]) throws(StorageError) -> Bool {
+        try key.withBytes { (k) throws(StorageError) in try seekForward(to: k) }
+    }
+
     @discardableResult
     public mutating func seekFirst() throws(StorageError) -> Bool {
         if read != nil { return try read?.seekFirst() ?? false }
@@ -178,6 +191,16 @@ public struct Cursor {
     public mutating func next() throws(StorageError) -> Bool {
         if read != nil { return try read?.next() ?? false }
         return try write?.next() ?? false
+    }
+
+    /// Calls `body` with each entry from the current one on, in key order, until `body` returns
+    /// false (the cursor then stands on that entry) or the entries run out (the cursor is then
+    /// invalid). In a read transaction the leaves are walked in place, much cheaper per entry
+    /// than `withEntry` and `next()`; in a write transaction `body` may change the tree.
+    public mutating func walk(
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(StorageError) -> Bool
+    ) throws(StorageError) {
+        if read != nil { try read?.walk(body) } else { try write?.walk(body) }
     }
 
     /// Moves to the previous entry; false (and invalid) before the first.
@@ -240,28 +263,16 @@ public struct Cursor {
     /// first when the tree changed under the cursor.
     @usableFromInline
     mutating func _currentKey() throws(StorageError) -> (UnsafeRawBufferPointer, PageBuffer) {
-        if read != nil {
-            let key = try read?.withKey { $0 }
-            guard let key, let owner = read?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
-            return (key, owner)
-        }
-        let key = try write?.withKey { $0 }
-        guard let key, let owner = write?.leaf?.buffer else { preconditionFailure("the cursor does not stand on an entry") }
-        return (key, owner)
+        let current = read != nil ? try read?.currentKey() : try write?.currentKey()
+        guard let current else { preconditionFailure("the cursor does not stand on an entry") }
+        return current
     }
 
     /// The current value's bytes in its leaf page, or nil when it lives in overflow pages. Call
-    /// right after `_currentKey()`.
+    /// right after `_currentKey()`. (Reads the cursor in place: binding it would copy its path.)
     @usableFromInline
     func _inlineValue() -> UnsafeRawBufferPointer? {
-        if let c = read { return Cursor.inlineValue(c.leaf, c.entry) }
-        if let c = write { return Cursor.inlineValue(c.leaf, c.entry) }
-        return nil
-    }
-
-    private static func inlineValue(_ leaf: Node?, _ entry: LeafEntry) -> UnsafeRawBufferPointer? {
-        guard let leaf, !entry.isOverflow else { return nil }
-        return UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength)
+        read != nil ? read?.inlineValue ?? nil : write?.inlineValue ?? nil
     }
 
     /// An overflow value, assembled.

@@ -1,0 +1,67 @@
+// Seeking forward from where the cursor stands: many lookups in ascending key order (the rows an
+// index chunk names, sorted; the link entries of many objects) with one cursor, each starting
+// from the previous position instead of from the root.
+//
+// The cursor's frames hold the path from the root with the child taken at each branch. By N3,
+// child p of a branch holds keys k with key(p−1) ≤ k < key(p) (the rightmost child: no upper
+// fence in that branch). A target ≥ the current key stays inside the subtree under frame f when
+// f's child has an upper fence and the target is below it; the deepest such frame is where the
+// path and the target part. The cursor keeps the path above it, re-descends from the node below
+// it (searching that node from the target on), and when that node is the current leaf, searches
+// the leaf alone. So a target in the current leaf costs one separator comparison and a leaf
+// search, a target in a neighbouring leaf a descent of one or two levels, and no lookup ever
+// costs more than a seek from the root.
+//
+// A target below the current key, an invalid cursor, or a tree changed since the cursor moved
+// (write transactions) get a plain `seek(to:)`: the result is always exactly `seek(to:)`'s.
+
+extension BTreeCursor {
+    /// Moves to the first entry with a key ≥ `key`, like `seek(to:)`, starting from the current
+    /// position when `key` is at or after it (else from the root). False (and invalid) when
+    /// there is no such entry.
+    @discardableResult
+    public mutating func seekForward(to key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
+        guard isValid, let leaf, !tracksChanges || source.changeCount == seenChangeCount,
+            Node.compare(key, leaf.base + entry.keyStart, entry.keyLength) >= 0
+        else { return try seek(to: key) }
+        // The deepest frame whose child fences `key` in from above.
+        var level = frames.count - 1
+        while level >= 0 {
+            let frame = frames[level]
+            if frame.position < frame.node.count {
+                let (start, length) = try frame.node.branchKey(at: frame.position)
+                if Node.compare(key, frame.node.base + start, length) < 0 { break }
+            }
+            level -= 1
+        }
+        if level == frames.count - 1 {
+            // Inside the current leaf, at or after the current entry.
+            return try landInLeaf(key, from: index)
+        }
+        // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`.
+        let branch = frames[level + 1].node
+        frames.removeSubrange((level + 1)...)
+        self.leaf = nil
+        isValid = false
+        try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }
+        return try landInLeaf(key, from: 0)
+    }
+
+    @discardableResult
+    public mutating func seekForward(to key: [UInt8]) throws(StorageError) -> Bool {
+        try key.withBytes { k throws(StorageError) in try seekForward(to: k) }
+    }
+
+    /// Stands on the first entry ≥ `key` of the current leaf from `start` on, or the first entry
+    /// of the next leaf.
+    mutating func landInLeaf(_ key: UnsafeRawBufferPointer, from start: Int) throws(StorageError) -> Bool {
+        guard let leaf else { return false }
+        let (found, _) = try leaf.leafSearch(key, from: start)
+        if found < leaf.count {
+            try land(at: found)
+        } else {
+            try nextLeaf()
+        }
+        return isValid
+    }
+}

@@ -1,0 +1,179 @@
+import Testing
+
+@testable import KeelStorage
+
+/// `seekForward(to:)` against `seek(to:)`: the same entry (or none) for every target, whether the
+/// target is in the current leaf, a neighbouring one, far ahead, behind, or absent. `walk`
+/// against `withEntry` + `next()`: the same entries, and the cursor left on the same entry.
+@Suite("B+tree cursors: forward seeks and leaf walks")
+struct BTreeCursorForwardTests {
+    /// A tree with keys 0, 3, 6, … (numeric keys, values of `valueSize` bytes).
+    func tree(_ n: Int, valueSize: Int, pageSize: Int = 4096) throws -> (BTree, MemoryPageSink) {
+        let sink = MemoryPageSink(pageSize: pageSize)
+        let tree = BTree(root: try BTree.create(in: sink))
+        for i in 0..<n { try tree.put(key: numericKey(3 * i), value: testValue(i, count: valueSize), in: sink) }
+        sink.commit()
+        return (tree, sink)
+    }
+
+    /// Where a cursor stands: its key, or nil when invalid.
+    func position<S: PageSource>(_ cursor: inout BTreeCursor<S>) throws -> [UInt8]? {
+        cursor.isValid ? try cursor.key : nil
+    }
+
+    @Test(
+        "random ascending targets land where a seek from the root lands (differential)",
+        arguments: [(1, 40, 4096), (200, 40, 4096), (5000, 40, 1024), (5000, 400, 4096), (20000, 8, 1024)])
+    func differential(count: Int, valueSize: Int, pageSize: Int) throws {
+        let (tree, sink) = try tree(count, valueSize: valueSize, pageSize: pageSize)
+        let snapshot = sink.snapshot()
+        let seed = SeededRandom.seedFromEnvironment()
+        print("seekForward differential, \(count) keys: seed \(seed) (replay with KEEL_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let depth = try treeDepth(tree, snapshot)
+        // Small pages: the big trees have several branch levels for the cursor to climb.
+        #expect(pageSize > 1024 || depth >= 2)
+        for round in 0..<20 {
+            // Steps from 0 (the same key again) to far jumps; absent keys in between; a few
+            // targets behind the cursor, which must fall back to a seek.
+            var forward = tree.cursor(in: snapshot)
+            var target = Int.random(in: 0...(3 * count / 4 + 1), using: &rng)
+            for _ in 0..<200 {
+                let key = numericKey(target)
+                var reference = tree.cursor(in: snapshot)
+                try reference.seek(to: key)
+                let moved = try forward.seekForward(to: key)
+                #expect(moved == reference.isValid, "round \(round), target \(target)")
+                #expect(try position(&forward) == position(&reference), "round \(round), target \(target)")
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0: target += 0
+                case 1...5: target += Int.random(in: 1...6, using: &rng)
+                case 6, 7: target += Int.random(in: 1...600, using: &rng)
+                case 8: target += Int.random(in: 1...(3 * count + 10), using: &rng)
+                default: target = max(0, target - Int.random(in: 1...300, using: &rng))
+                }
+            }
+        }
+    }
+
+    @Test("the cursor moves on normally after a forward seek, both ways")
+    func movesAfterward() throws {
+        let (tree, sink) = try tree(3000, valueSize: 40)
+        var cursor = tree.cursor(in: sink.snapshot())
+        #expect(try cursor.seekForward(to: numericKey(30)))
+        #expect(try cursor.seekForward(to: numericKey(4000)))
+        #expect(try cursor.key == numericKey(4002))
+        #expect(try cursor.next())
+        #expect(try cursor.key == numericKey(4005))
+        #expect(try cursor.previous())
+        #expect(try cursor.previous())
+        #expect(try cursor.key == numericKey(3999))
+        #expect(try cursor.value() == testValue(1333, count: 40))
+        // Past the last key: invalid; the next forward seek starts from the root again.
+        #expect(try cursor.seekForward(to: numericKey(9000)) == false)
+        #expect(cursor.isValid == false)
+        #expect(try cursor.seekForward(to: numericKey(8997)))
+        #expect(try cursor.key == numericKey(8997))
+    }
+
+    @Test("in a write transaction a forward seek after a change sees the changed tree")
+    func afterChanges() throws {
+        let (tree, sink) = try tree(3000, valueSize: 40)
+        var cursor = tree.cursor(in: sink)
+        #expect(try cursor.seekForward(to: numericKey(300)))
+        // Delete what lies ahead (a leaf or more) and add a key in the middle of the gap.
+        for i in 101..<400 { try tree.delete(key: numericKey(3 * i), in: sink) }
+        try tree.put(key: numericKey(700), value: [7], in: sink)
+        #expect(try cursor.seekForward(to: numericKey(301)))
+        #expect(try cursor.key == numericKey(700))
+        #expect(try cursor.value() == [7])
+        #expect(try cursor.seekForward(to: numericKey(701)))
+        #expect(try cursor.key == numericKey(1200))
+        sink.commit()
+        expectSound([tree], in: sink)
+    }
+
+    @Test("through the store's Cursor, in a read and in a write transaction")
+    func storeCursor() throws {
+        let store = try openTestStore(InMemoryFileSystem())
+        defer { try? store.close() }
+        try store.write { txn in
+            let tree = try txn.createTree("t")
+            for i in 0..<2000 { try tree.put(key: numericKey(5 * i), value: numericKey(i)) }
+        }
+        try store.read { txn in
+            var cursor = try #require(try txn.tree("t")).cursor()
+            var found: [Int] = []
+            for target in stride(from: 0, to: 10_100, by: 7) {  // the last key is 9,995
+                guard try cursor.seekForward(to: numericKey(target)) else { break }
+                found.append(Int(try cursor.withValue { $0.loadUnaligned(as: UInt64.self).bigEndian }))
+            }
+            #expect(found == stride(from: 0, to: 9_996, by: 7).map { ($0 + 4) / 5 })
+        }
+        try store.write { txn in
+            let tree = try #require(try txn.tree("t"))
+            var cursor = try tree.cursor()
+            #expect(try cursor.seekForward(to: numericKey(50)))
+            try tree.delete(key: numericKey(55))
+            #expect(try cursor.seekForward(to: numericKey(51)))
+            #expect(try cursor.key == numericKey(60))
+        }
+    }
+
+    /// The entries a `withEntry` + `next()` loop gives from `start`, up to `limit`.
+    func stepped<S: PageSource>(_ tree: BTree, _ source: S, from start: Int, limit: Int) throws -> [[UInt8]] {
+        var cursor = tree.cursor(in: source)
+        var out: [[UInt8]] = []
+        var valid = try cursor.seek(to: numericKey(start))
+        while valid, out.count < limit {
+            out.append(try cursor.withEntry { k, v in [UInt8](k) + [UInt8](v) })
+            valid = try cursor.next()
+        }
+        return out
+    }
+
+    @Test("a walk gives the entries next() gives and stops on the entry it refused", arguments: [(1, 40), (4000, 40), (600, 3000)])
+    func walkDifferential(count: Int, valueSize: Int) throws {
+        let (tree, sink) = try tree(count, valueSize: valueSize)
+        let snapshot = sink.snapshot()
+        for (start, limit) in [(0, Int.max), (0, 1), (7, 250), (3 * count / 2, 300), (3 * count - 3, 5), (3 * count + 1, 5)] {
+            let expected = try stepped(tree, snapshot, from: start, limit: limit)
+            var cursor = tree.cursor(in: snapshot)
+            var got: [[UInt8]] = []
+            try cursor.seek(to: numericKey(start))
+            try cursor.walk { k, v in
+                guard got.count < limit else { return false }
+                got.append([UInt8](k) + [UInt8](v))
+                return true
+            }
+            #expect(got == expected, "from \(start), limit \(limit)")
+            // Stopped early: the cursor stands on the refused entry, and moves on from it.
+            let rest = try stepped(tree, snapshot, from: start, limit: limit == Int.max ? 0 : limit + 2).dropFirst(got.count)
+            #expect(cursor.isValid == !rest.isEmpty)
+            if let refused = rest.first {
+                #expect(try cursor.withEntry { k, v in [UInt8](k) + [UInt8](v) } == refused)
+                if rest.count > 1 {
+                    #expect(try cursor.next())
+                    #expect(try cursor.withEntry { k, v in [UInt8](k) + [UInt8](v) } == rest[rest.startIndex + 1])
+                }
+            }
+        }
+    }
+
+    @Test("a walk in a write transaction may delete the entries it is given")
+    func walkDeleting() throws {
+        let (tree, sink) = try tree(3000, valueSize: 40)
+        var cursor = tree.cursor(in: sink)
+        try cursor.seek(to: numericKey(300))
+        var seen = 0
+        try cursor.walk { k, _ throws(StorageError) in
+            seen += 1
+            if seen % 2 == 0 { try tree.delete(key: [UInt8](k), in: sink) }
+            return seen < 2000
+        }
+        #expect(seen == 2000)
+        #expect(try tree.count(in: sink) == 2000)
+        sink.commit()
+        expectSound([tree], in: sink)
+    }
+}
