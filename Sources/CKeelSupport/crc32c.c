@@ -43,20 +43,6 @@ static uint32_t crc_soft(uint32_t crc, const unsigned char *p, size_t n) {
     return ~crc;
 }
 
-#if defined(__x86_64__)
-// Three streams at once. The crc32 instruction takes 3 cycles but can start one every cycle, so
-// one dependent chain uses a third of it: the hardware path splits a long buffer into three
-// consecutive blocks, runs one chain over each in the same loop, and joins them with the
-// "append N zero bytes" operator of the CRC (a linear map over GF(2), applied through tables).
-// Pages (4 KiB) go through as five triples of 256-byte blocks and a tail.
-#define LONG_BLOCK 8192
-#define SHORT_BLOCK 256
-
-// Tables of the operator that appends LONG_BLOCK (SHORT_BLOCK) zero bytes to a CRC register.
-static uint32_t zeros_long[4][256];
-static uint32_t zeros_short[4][256];
-static int zeros_ready = 0;
-
 // Multiplies the 32x32 GF(2) matrix `mat` (one column per bit) by the vector `vec`.
 static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {
     uint32_t sum = 0;
@@ -71,6 +57,20 @@ static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {
 static void gf2_square(uint32_t *square, const uint32_t *mat) {
     for (int n = 0; n < 32; n++) square[n] = gf2_times(mat, mat[n]);
 }
+
+#if defined(__x86_64__)
+// Three streams at once. The crc32 instruction takes 3 cycles but can start one every cycle, so
+// one dependent chain uses a third of it: the hardware path splits a long buffer into three
+// consecutive blocks, runs one chain over each in the same loop, and joins them with the
+// "append N zero bytes" operator of the CRC (a linear map over GF(2), applied through tables).
+// Pages (4 KiB) go through as five triples of 256-byte blocks and a tail.
+#define LONG_BLOCK 8192
+#define SHORT_BLOCK 256
+
+// Tables of the operator that appends LONG_BLOCK (SHORT_BLOCK) zero bytes to a CRC register.
+static uint32_t zeros_long[4][256];
+static uint32_t zeros_short[4][256];
+static int zeros_ready = 0;
 
 // The operator for `len` zero bytes (`len` a power of two) into `op`.
 static void zeros_operator(uint32_t *op, size_t len) {
@@ -194,4 +194,35 @@ uint32_t keel_crc32c(uint32_t crc, const void *data, size_t length) {
 
 uint32_t keel_crc32c_portable(uint32_t crc, const void *data, size_t length) {
     return crc_soft(crc, (const unsigned char *)data, length);
+}
+
+// The operator that appends `length` zero bytes (any length) to a CRC, built by squaring the
+// one-byte operator along the bits of `length`, laid out as four byte tables (one per input
+// byte) in `table`: 1,024 entries.
+void keel_crc32c_zeros_table(uint32_t *table, size_t length) {
+    uint32_t power[32], total[32], next[32];
+    power[0] = POLY;  // one zero bit
+    for (int n = 1; n < 32; n++) power[n] = 1u << (n - 1);
+    for (int k = 0; k < 3; k++) {  // 2, 4, 8 zero bits: one byte
+        gf2_square(next, power);
+        memcpy(power, next, sizeof next);
+    }
+    for (int n = 0; n < 32; n++) total[n] = 1u << n;  // no zero bytes yet
+    while (length) {
+        if (length & 1) {
+            for (int n = 0; n < 32; n++) next[n] = gf2_times(power, total[n]);
+            memcpy(total, next, sizeof next);
+        }
+        length >>= 1;
+        if (length) {
+            gf2_square(next, power);
+            memcpy(power, next, sizeof next);
+        }
+    }
+    for (uint32_t n = 0; n < 256; n++) {
+        table[n] = gf2_times(total, n);
+        table[256 + n] = gf2_times(total, n << 8);
+        table[512 + n] = gf2_times(total, n << 16);
+        table[768 + n] = gf2_times(total, n << 24);
+    }
 }

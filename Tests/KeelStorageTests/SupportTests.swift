@@ -42,6 +42,47 @@ struct SupportTests {
         #expect(CRC32C.isHardwareAccelerated || keel_crc32c_hardware() == 0)
     }
 
+    @Test("the zero-append operator joins CRCs: CRC(A ++ B) = Z_|B|(CRC(A)) ^ CRC(B), at any length of B")
+    func crcZeroAppend() {
+        var random = SeededRandom(seed: 0xC0DE_0A0B)
+        let data = (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        data.withUnsafeBytes { all in
+            for length in [0, 1, 2, 3, 7, 8, 255, 256, 508, 1_000, 4_092, 8_188, 65_532] {
+                let zeros = CRC32C.ZeroAppend(length: length)
+                for split in [0, 1, 5, 64, 1_000] where split + length <= all.count {
+                    let a = UnsafeRawBufferPointer(rebasing: all[0..<split])
+                    let b = UnsafeRawBufferPointer(rebasing: all[split..<(split + length)])
+                    let whole = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[0..<(split + length)]))
+                    #expect(zeros.apply(CRC32C.checksum(a)) ^ CRC32C.checksum(b) == whole, "|A| \(split), |B| \(length)")
+                }
+            }
+        }
+    }
+
+    @Test("a sealed page's frame checksum, derived from its page checksum, equals the one computed over the frame's bytes")
+    func sealedFrameChecksum() {
+        var random = SeededRandom(seed: 0xF4A3_E5)
+        for pageSize in [512, 1_024, 4_096, 16_384, 65_536] {
+            let zeros = CRC32C.ZeroAppend(length: pageSize - 4)
+            for round in 0..<20 {
+                let page = PageBuffer(size: pageSize)
+                for i in 0..<pageSize { page.bytes[i] = UInt8.random(in: 0...255, using: &random) }
+                if round % 4 == 0 { for i in 0..<pageSize { page.bytes[i] = 0 } }  // an empty page as well
+                let number = PageNumber(UInt32.random(in: 1...UInt32.max, using: &random))
+                page.seal(as: number)
+                let previous = UInt32.random(in: 0...UInt32.max, using: &random)
+                let header = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
+                let offset = LogPosition(UInt64.random(in: 64...(1 << 40), using: &random))
+                header.withUnsafeBytes { h in
+                    let full = LogFormat.frameChecksum(previous: previous, headerFields: h, offset: offset, payload: page.readOnlyBytes)
+                    let derived = LogFormat.sealedFrameChecksum(
+                        previous: previous, headerFields: h, offset: offset, page: page, number: number, zeros: zeros)
+                    #expect(derived == full, "page size \(pageSize), round \(round)")
+                }
+            }
+        }
+    }
+
     @Test("LZ4 round-trips compressible data and refuses damaged blocks without crashing")
     func lz4RoundTrip() throws {
         let source = [UInt8](repeating: 7, count: 4096) + Array("tail".utf8)

@@ -15,4 +15,10 @@ uint32_t keel_crc32c_portable(uint32_t crc, const void *data, size_t length);
 /// 1 when the hardware path is in use (reported by the benchmark), 0 for the table fallback.
 int keel_crc32c_hardware(void);
 
+/// Fills `table` (1,024 entries: four tables of 256, one per byte of a CRC) with the operator
+/// that appends `length` zero bytes to a CRC32C: for finished CRCs a of A and b of B (|B| =
+/// `length`), the CRC of A ++ B is zeros(a) ^ b, where zeros(c) = table[c & 0xff] ^
+/// table[256 + ((c >> 8) & 0xff)] ^ table[512 + ((c >> 16) & 0xff)] ^ table[768 + (c >> 24)].
+void keel_crc32c_zeros_table(uint32_t *table, size_t length);
+
 #endif

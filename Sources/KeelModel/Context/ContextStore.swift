@@ -21,4 +21,20 @@ public protocol ContextStore: AnyObject, Sendable {
     /// Replays `changes` on the current state, resolves conflicts by `mergePolicy`, validates, and
     /// writes all of it or nothing.
     func save(_ changes: ChangeSet, mergePolicy: MergePolicy) throws(KeelError) -> SaveResult
+    /// As `save(_:mergePolicy:)`, calling `committed` once the save has committed and before the
+    /// store waits for it to be durable and runs its automatic checkpoint. A context closes its
+    /// snapshot there: a snapshot still open through that checkpoint is older than the save's own
+    /// commit, so the checkpoint could not empty the log, and a context that reads and saves in a
+    /// loop kept the log growing (Docs/Performance.md, "Object layer"). `committed` is not called
+    /// when the save fails before its commit (nothing written).
+    func save(_ changes: ChangeSet, mergePolicy: MergePolicy, committed: () -> Void) throws(KeelError) -> SaveResult
+}
+
+extension ContextStore {
+    /// Stores without a separate durability wait: `committed` runs once the save has returned.
+    public func save(_ changes: ChangeSet, mergePolicy: MergePolicy, committed: () -> Void) throws(KeelError) -> SaveResult {
+        let result = try save(changes, mergePolicy: mergePolicy)
+        committed()
+        return result
+    }
 }

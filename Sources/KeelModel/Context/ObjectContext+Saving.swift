@@ -22,7 +22,9 @@ extension ObjectContext {
             return SaveResult(saveID: nil)
         }
         let changes = try overlay.changeSet()
-        let result = try store.save(changes, mergePolicy: mergePolicy)
+        // The snapshot is given back as soon as the save has committed (the context would drop it
+        // right after anyway), so the checkpoint the save may run does not find it still open.
+        let result = try store.save(changes, mergePolicy: mergePolicy) { releaseSnapshot() }
         overlay.reset(keepTransients: true)
         overlay.renameTransients(result.merged)
         releaseSnapshot()

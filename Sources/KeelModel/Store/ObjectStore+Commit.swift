@@ -27,9 +27,12 @@ import KeelStorage
 
 extension ObjectStore {
     /// Runs one save. `apply` edits the session and returns the upserts it made (inserted ID →
-    /// existing holder).
+    /// existing holder). `onCommit` runs once every store has committed, before the wait for the
+    /// home store's durability and the automatic checkpoint that follows it (a context gives its
+    /// snapshot back there, so that checkpoint can empty the log).
     func performSave(
-        stores touched: Set<Int>, _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
+        stores touched: Set<Int>, onCommit: () -> Void = {},
+        _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
     ) throws(KeelError) -> SaveResult {
         let marks = reservedMarks()
         let (result, (ticket, home)) = try saveLock.withLock {
@@ -103,6 +106,7 @@ extension ObjectStore {
                 throw error
             }
         }
+        onCommit()
         // Outside the save lock: saves committed meanwhile share this fsync.
         let saveID = result.saveID ?? SaveID(rawValue: 0)
         do throws(StorageError) {

@@ -22,7 +22,17 @@ extension ObjectStore {
     /// (policy `error`), VALIDATION, DENY, CONSTRAINT, TYPE, NOT_FOUND or BAD_REQUEST and then
     /// writes nothing.
     public func save(_ changes: ChangeSet, mergePolicy: MergePolicy = .error) throws(KeelError) -> SaveResult {
-        if changes.isEmpty { return SaveResult(saveID: nil) }
+        try save(changes, mergePolicy: mergePolicy, committed: {})
+    }
+
+    /// As `save(_:mergePolicy:)`; `committed` runs once the save has committed, before it waits
+    /// for durability and runs the automatic checkpoint (`ContextStore`). An empty change set
+    /// commits nothing and calls it at once.
+    public func save(_ changes: ChangeSet, mergePolicy: MergePolicy, committed: () -> Void) throws(KeelError) -> SaveResult {
+        if changes.isEmpty {
+            committed()
+            return SaveResult(saveID: nil)
+        }
         // The stores the save reads or writes: those of its objects (a relationship never joins
         // two configurations, so their targets are in the same stores).
         var touched: Set<Int> = []
@@ -34,7 +44,7 @@ extension ObjectStore {
             try checkEntity(id.entity)
             touched.insert(storeIndex(of: id.entity))
         }
-        return try performSave(stores: touched) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
+        return try performSave(stores: touched, onCommit: committed) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
             var replay = SaveReplay(session: session, policy: mergePolicy, reservedMarks: marks)
             try replay.run(changes)
             return replay.merged

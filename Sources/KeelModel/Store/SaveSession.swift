@@ -246,21 +246,24 @@ final class SaveSession: GraphEditor {
         let store = layout.storeOf[id.entity.index]
         for (field, name) in layout.links[id.entity.index].enumerated() {
             guard let name, let tree = try readTree(store, name) else { continue }
+            // The owner's link entries are the keys that start with its object key: one range
+            // delete (BTree+RangeDelete.swift), leaf by leaf, instead of a delete per member.
             let prefix = KeyEncoding.objectKey(id)
-            let keys = try engine { () throws(StorageError) -> [[UInt8]] in
-                var out: [[UInt8]] = []
-                var cursor = try tree.cursor()
-                var valid = try cursor.seek(to: prefix)
-                while valid {
-                    let key = try cursor.key
-                    guard key.starts(with: prefix) else { break }
-                    out.append(key)
-                    valid = try cursor.next()
+            if recording {
+                // A multi-store save's redo intent lists every key it deletes.
+                try engine { () throws(StorageError) in
+                    var cursor = try tree.cursor()
+                    var valid = try cursor.seek(to: prefix)
+                    while valid {
+                        let key = try cursor.key
+                        guard key.starts(with: prefix) else { break }
+                        ops[store].append(KeyOp(store: store, tree: name, key: key, value: nil))
+                        valid = try cursor.next()
+                    }
                 }
-                return out
             }
-            if !keys.isEmpty { markLink(id, field) }
-            for key in keys { try delete(store, name, key: key) }
+            let removed = try engine { () throws(StorageError) in try tree.deleteRange(from: prefix, below: KeyRange.successor(of: prefix)) }
+            if removed > 0 { markLink(id, field) }
         }
         entries[slot].current = nil
     }

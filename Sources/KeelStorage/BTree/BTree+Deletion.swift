@@ -35,7 +35,7 @@ extension BTree {
     }
 
     /// Restores N4 from the writable `node` at `level` upwards after it lost a cell.
-    private func rebalance<Sink: PageSink>(
+    func rebalance<Sink: PageSink>(
         _ node: Node, level: Int, path: TreePath, sink: Sink
     ) throws(StorageError) {
         var node = node

@@ -99,7 +99,7 @@ extension BTree {
     }
 
     /// The hinted leaf when it covers `key`, else a fresh descent that refills the hint's fences.
-    private func hintedLeaf<Source: PageSource>(
+    func hintedLeaf<Source: PageSource>(
         for key: UnsafeRawBufferPointer, in sink: Source, hint: inout BTreeHint, shape: UInt64
     ) throws(StorageError) -> (Node, TreePath) {
         if hint.covers(key, root: root, shape: shape) {

@@ -127,6 +127,16 @@ public final class Tree {
         transaction.checkOpen()
         return try btree.delete(key: key, in: writePages, hint: &hint)
     }
+
+    /// Removes every key `k` with `lower ≤ k < upper` (`upper` nil: to the end) in one pass, leaf
+    /// by leaf (BTree+RangeDelete.swift); returns how many were removed.
+    @discardableResult
+    public func deleteRange(from lower: [UInt8], below upper: [UInt8]?) throws(StorageError) -> Int {
+        transaction.checkOpen()
+        let pages = writePages
+        hint = BTreeHint()
+        return try btree.deleteRange(from: lower, below: upper, in: pages)
+    }
 }
 
 /// An ordered position in a tree. Stays usable across changes to its tree in the same write

@@ -19,4 +19,26 @@ public enum CRC32C {
 
     /// Whether the hardware instruction is in use.
     public static var isHardwareAccelerated: Bool { keel_crc32c_hardware() != 0 }
+
+    /// Appending a fixed number of zero bytes to a CRC: for the CRC `a` of A and `b` of B, with B
+    /// `length` bytes long, the CRC of A ++ B is `apply(a) ^ b` (CRCs are linear). Built once
+    /// (four byte tables), applied in four lookups.
+    struct ZeroAppend: Sendable {
+        let length: Int
+        private let table: [UInt32]
+
+        init(length: Int) {
+            self.length = length
+            var table = [UInt32](repeating: 0, count: 1024)
+            table.withUnsafeMutableBufferPointer { keel_crc32c_zeros_table($0.baseAddress!, length) }
+            self.table = table
+        }
+
+        @inline(__always)
+        func apply(_ crc: UInt32) -> UInt32 {
+            table.withUnsafeBufferPointer { t in
+                t[Int(crc & 0xFF)] ^ t[256 + Int((crc >> 8) & 0xFF)] ^ t[512 + Int((crc >> 16) & 0xFF)] ^ t[768 + Int(crc >> 24)]
+            }
+        }
+    }
 }

@@ -150,6 +150,26 @@ enum LogFormat {
         crc = CRC32C.checksum(integer: offset.rawValue, continuing: crc)
         return CRC32C.checksum(payload, continuing: crc)
     }
+
+    /// `frameChecksum` of an uncompressed frame whose payload is `page` sealed as `number`,
+    /// without a second pass over the page. The page's own checksum C (its first four bytes) is
+    /// the CRC of `number` (u32 LE) ++ page[4...]; with Z the operator that appends L = page size
+    /// − 4 zero bytes (`zeros`), CRC(page[4...]) = C ^ Z(CRC(number)), and the frame's checksum,
+    /// CRC(previous; header ++ offset ++ page[0..<4] ++ page[4...]), is Z(X) ^ CRC(page[4...]) with
+    /// X the CRC up to page[4]: Z(X ^ CRC(number)) ^ C. Equal to `frameChecksum` for every page
+    /// whose stored checksum is right, which a sealed page's is (the pager seals each page just
+    /// before the append; debug builds check it against the full computation).
+    static func sealedFrameChecksum(
+        previous: UInt32, headerFields: UnsafeRawBufferPointer, offset: LogPosition, page: PageBuffer, number: PageNumber,
+        zeros: CRC32C.ZeroAppend
+    ) -> UInt32 {
+        let bytes = page.readOnlyBytes
+        var x = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: headerFields[0..<28]), continuing: previous)
+        x = CRC32C.checksum(integer: offset.rawValue, continuing: x)
+        x = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<4]), continuing: x)
+        let n = CRC32C.checksum(integer: number.rawValue, continuing: 0)
+        return zeros.apply(x ^ n) ^ page.storedChecksum
+    }
 }
 
 /// Where one committed page version lives in the log: enough to read and re-verify it.

@@ -29,6 +29,8 @@ final class WriteAheadLog: @unchecked Sendable {
     private var scratch: [UInt8]
     /// The chunk buffer of the last append, kept for the next one (about `chunkBytes`).
     private var frameBuffer: [UInt8] = []
+    /// Appends a page's worth of zeros but its checksum field to a CRC (`sealedFrameChecksum`).
+    private let pageZeros: CRC32C.ZeroAppend
 
     init(file: any StorageFile, header: LogFormat.Header, end: LogPosition, lastChecksum: UInt32,
          nextSequence: FrameSequence, compress: Bool, preallocationBytes: UInt64) throws(StorageError) {
@@ -42,6 +44,7 @@ final class WriteAheadLog: @unchecked Sendable {
         self.preallocationBytes = max(preallocationBytes, 64 * 1024)
         self.capacity = try file.size()
         self.scratch = [UInt8](repeating: 0, count: LZ4.compressBound(Int(header.pageSize)))
+        self.pageZeros = CRC32C.ZeroAppend(length: Int(header.pageSize) - 4)
     }
 
     /// Bytes of frames in the current generation (what a checkpoint threshold compares against).
@@ -97,14 +100,23 @@ final class WriteAheadLog: @unchecked Sendable {
             let crc: UInt32 = out.withUnsafeMutableBytes { all in
                 let h = UnsafeMutableRawBufferPointer(rebasing: all[headAt..<(headAt + LogFormat.frameHeaderSize)])
                 frameHeader.encodeFields(into: h)
-                let payload =
-                    flags.contains(.compressed)
-                    ? scratch.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[0..<stored]) }
-                    : page.buffer.readOnlyBytes
-                // `scratch` outlives this closure; the rebased pointer is used only inside it.
-                let c = LogFormat.frameChecksum(
-                    previous: chain, headerFields: UnsafeRawBufferPointer(h), offset: LogPosition(position),
-                    payload: payload)
+                let c: UInt32
+                if flags.contains(.compressed) {
+                    // `scratch` outlives this closure; the rebased pointer is used only inside it.
+                    let payload = scratch.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[0..<stored]) }
+                    c = LogFormat.frameChecksum(
+                        previous: chain, headerFields: UnsafeRawBufferPointer(h), offset: LogPosition(position),
+                        payload: payload)
+                } else {
+                    // The page is sealed: its checksum already covers its bytes, and the frame's
+                    // follows from it without a second pass over them.
+                    c = LogFormat.sealedFrameChecksum(
+                        previous: chain, headerFields: UnsafeRawBufferPointer(h), offset: LogPosition(position),
+                        page: page.buffer, number: page.number, zeros: pageZeros)
+                    assert(c == LogFormat.frameChecksum(
+                        previous: chain, headerFields: UnsafeRawBufferPointer(h), offset: LogPosition(position),
+                        payload: page.buffer.readOnlyBytes), "page \(page.number) was appended unsealed")
+                }
                 h.storeBytes(of: c.littleEndian, toByteOffset: 28, as: UInt32.self)
                 return c
             }

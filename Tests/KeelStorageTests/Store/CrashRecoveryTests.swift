@@ -14,6 +14,8 @@ import Testing
 
 /// The scripted workload: 40 write transactions over two (later three) trees, an explicit
 /// checkpoint after the 20th, automatic checkpoints (small threshold) along the way, then close.
+/// Two transactions use range deletes (BTree+RangeDelete.swift): one across many leaves of tree
+/// a, one of every key with the prefix "big" (values with overflow chains) in tree c.
 enum CrashWorkload {
     static let transactionCount = 40
     static let path = "/crash/store.keel"
@@ -28,6 +30,8 @@ enum CrashWorkload {
     enum Operation {
         case put(tree: String, key: Bytes, value: Bytes)
         case delete(tree: String, key: Bytes)
+        /// Every key k with from ≤ k < below.
+        case deleteRange(tree: String, from: Bytes, below: Bytes)
         case createTree(String)
         case dropTree(String)
     }
@@ -53,6 +57,8 @@ enum CrashWorkload {
             for n in stride(from: 4, to: 80, by: 1) where n % 4 != 1 { ops.append(.delete(tree: "a", key: numberedKey(n))) }
         }
         if i == 30 { ops.append(.dropTree("b")) }  // a whole tree freed; its pages are reused after
+        if i == 35 { ops.append(.deleteRange(tree: "a", from: numberedKey(81), below: numberedKey(130))) }  // many leaves
+        if i == 37 { ops.append(.deleteRange(tree: "c", from: Array("big".utf8), below: Array("bih".utf8))) }  // overflow chains freed
         if i > 30 { ops.append(.put(tree: "c", key: numberedKey(i, prefix: "c"), value: randomBytes(500, seed: UInt64(i)))) }
         return ops
     }
@@ -63,6 +69,7 @@ enum CrashWorkload {
             switch op {
             case .put(let name, let key, let value): try #require(try txn.tree(name)).put(key: key, value: value)
             case .delete(let name, let key): try #require(try txn.tree(name)).delete(key: key)
+            case .deleteRange(let name, let from, let below): try #require(try txn.tree(name)).deleteRange(from: from, below: below)
             case .createTree(let name): _ = try txn.createTree(name)
             case .dropTree(let name): try txn.dropTree(name)
             }
@@ -78,6 +85,10 @@ enum CrashWorkload {
                 switch op {
                 case .put(let name, let key, let value): current[name]![key] = value
                 case .delete(let name, let key): current[name]![key] = nil
+                case .deleteRange(let name, let from, let below):
+                    for key in current[name]!.keys where !key.lexicographicallyPrecedes(from) && key.lexicographicallyPrecedes(below) {
+                        current[name]![key] = nil
+                    }
                 case .createTree(let name): current[name] = [:]
                 case .dropTree(let name): current[name] = nil
                 }
