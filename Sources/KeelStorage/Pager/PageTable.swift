@@ -260,9 +260,10 @@ struct PageTable {
         ring.removeLast()
     }
 
-    /// After a checkpoint copied every version into the page file and the log was reset: each
-    /// page's newest version becomes its page-file copy, all log versions go, the ring is rebuilt.
-    mutating func collapseAfterReset() {
+    /// After a checkpoint copied every version into the page file, before it resets the log:
+    /// each page's newest version becomes its page-file copy, all log versions go, the ring is
+    /// rebuilt.
+    mutating func collapseLog() {
         ring.removeAll(keepingCapacity: true)
         hand = 0
         cachedBytes = 0

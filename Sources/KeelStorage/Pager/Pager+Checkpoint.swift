@@ -157,6 +157,14 @@ extension Pager {
         // 5. Reset the log when all of it is in the page file.
         var reset = false
         if target == latest {
+            // Readers stop finding pages in the log before it is rewritten: every version is in
+            // the page file now (3, 4), so the table forgets the log, and a reader that found a
+            // frame before this and reads it during or after the reset looks the page up again
+            // (`logGeneration`, Pager.readLogVersion). No commit runs meanwhile (writer lock).
+            state.withLock { s in
+                s.table.collapseLog()
+                s.logGeneration &+= 1
+            }
             do throws(StorageError) {
                 try log.reset(
                     baseTransaction: w.lastTransaction, salt: UInt32.random(in: 1...UInt32.max),
@@ -168,7 +176,6 @@ extension Pager {
                 groupCommit.stop(stop)
                 throw stop
             }
-            state.withLock { $0.table.collapseAfterReset() }
             logFrameBytes.store(0, ordering: .relaxed)
             reset = true
         }

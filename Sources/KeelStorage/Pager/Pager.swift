@@ -40,6 +40,11 @@ struct PagerState {
     /// Bumped whenever a checkpoint rewrites pages of the page file; a page-file read that
     /// started in an older epoch is not cached.
     var epoch: UInt64 = 0
+    /// Bumped when a checkpoint drops every log version from the table, just before it resets
+    /// the log: a reader that looked a page up in the log before that and read the frame after
+    /// (the bytes may be gone, or another generation's) looks the page up again — the page file
+    /// has it now.
+    var logGeneration: UInt64 = 0
     var revokedReaderCount: UInt64 = 0
 }
 
@@ -102,7 +107,7 @@ final class Pager: @unchecked Sendable {
 
     private enum Lookup {
         case hit(PageBuffer)
-        case log(LogFrameReference, FrameSequence)
+        case log(LogFrameReference, FrameSequence, generation: UInt64)
         /// Read from the page file, into `spare` when the cache had an evicted buffer to reuse.
         case file(epoch: UInt64, spare: PageBuffer?)
         case revoked
@@ -110,28 +115,60 @@ final class Pager: @unchecked Sendable {
 
     /// The page as of `snapshot`: from the cache, the log or the page file, checksum-verified.
     func readPage(_ number: PageNumber, snapshot: FrameSequence) throws(StorageError) -> PageBuffer {
-        let lookup: Lookup = state.withLock { s in
-            if snapshot < s.revokedBelow { return .revoked }
-            switch s.table.find(number.rawValue, at: snapshot) {
-            case .buffer(let b): return .hit(b)
-            case .log(let ref, let seq): return .log(ref, seq)
-            case .pageFile: return .file(epoch: s.epoch, spare: s.table.takeSpare())
+        while true {
+            let lookup: Lookup = state.withLock { s in
+                if snapshot < s.revokedBelow { return .revoked }
+                switch s.table.find(number.rawValue, at: snapshot) {
+                case .buffer(let b): return .hit(b)
+                case .log(let ref, let seq): return .log(ref, seq, generation: s.logGeneration)
+                case .pageFile: return .file(epoch: s.epoch, spare: s.table.takeSpare())
+                }
             }
+            if case .log(let ref, let seq, let generation) = lookup {
+                guard let buffer = try readLogVersion(number, at: ref, generation: generation, snapshot: snapshot, caching: seq) else {
+                    continue  // the log was checkpointed and reset under this read: look again
+                }
+                return buffer
+            }
+            return try readPage(number, snapshot: snapshot, lookup: lookup)
         }
+    }
+
+    /// Reads the log frame `ref` found in log generation `generation`. Returns nil when the log
+    /// was reset since (a checkpoint copied every version into the page file first, I8): the
+    /// frame's bytes may be gone or another generation's, so whatever the read gave — bytes or
+    /// an error — means nothing, and the caller looks the page up again. `caching`: the
+    /// version's sequence, to keep the buffer in the cache.
+    func readLogVersion(
+        _ number: PageNumber, at ref: LogFrameReference, generation: UInt64, snapshot: FrameSequence, caching: FrameSequence?
+    ) throws(StorageError) -> PageBuffer? {
+        let buffer = PageBuffer(size: pageSize)
+        var failure: StorageError?
+        do throws(StorageError) { try log.readPage(number, at: ref, into: buffer) } catch { failure = error }
+        let valid = failure == nil && buffer.isValid(as: number)
+        let (revoked, stale) = state.withLock { s -> (Bool, Bool) in
+            if snapshot < s.revokedBelow { return (true, false) }
+            if s.logGeneration != generation { return (false, true) }
+            if valid, let caching { _ = s.table.cache(buffer, page: number, sequence: caching) }
+            return (false, false)
+        }
+        if revoked { throw snapshotTooOld() }
+        if stale { return nil }
+        if let failure { throw failure }
+        guard valid else {
+            throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: number, logPosition: ref.offset, path: logPath)
+        }
+        return buffer
+    }
+
+    private func readPage(_ number: PageNumber, snapshot: FrameSequence, lookup: Lookup) throws(StorageError) -> PageBuffer {
         switch lookup {
         case .hit(let b):
             return b
         case .revoked:
             throw snapshotTooOld()
-        case .log(let ref, let seq):
-            let buffer = PageBuffer(size: pageSize)
-            try log.readPage(number, at: ref, into: buffer)
-            try checkRevoked(snapshot)
-            guard buffer.isValid(as: number) else {
-                throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: number, logPosition: ref.offset, path: logPath)
-            }
-            _ = state.withLock { $0.table.cache(buffer, page: number, sequence: seq) }
-            return buffer
+        case .log:
+            preconditionFailure("log versions are read by readLogVersion")
         case .file(let epoch, let spare):
             let buffer = try readFromPageFile(number, into: spare)
             guard buffer.isValid(as: number) else {

@@ -17,19 +17,19 @@ final class VerifyPages: PageSource {
 
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         pagesRead += 1
-        let frame: LogFrameReference? = pager.state.withLock { s in
-            guard let e = s.table.logEntry(number.rawValue), let i = e.versionIndex(at: snapshot) else { return nil }
-            return e.versions[i].frame
-        }
-        let cutOff = pager.state.withLock { snapshot < $0.revokedBelow }
-        if cutOff { throw StorageError(.snapshotTooOld, "verify's snapshot was cut off by a checkpoint; run verify again") }
-        if let frame {
-            let buffer = PageBuffer(size: pageSize)
-            try pager.log.readPage(number, at: frame, into: buffer)
-            guard buffer.isValid(as: number) else {
-                throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: number, logPosition: frame.offset)
+        while true {
+            let (frame, generation, cutOff): (LogFrameReference?, UInt64, Bool) = pager.state.withLock { s in
+                guard let e = s.table.logEntry(number.rawValue), let i = e.versionIndex(at: snapshot) else {
+                    return (nil, s.logGeneration, snapshot < s.revokedBelow)
+                }
+                return (e.versions[i].frame, s.logGeneration, snapshot < s.revokedBelow)
             }
-            return buffer
+            if cutOff { throw StorageError(.snapshotTooOld, "verify's snapshot was cut off by a checkpoint; run verify again") }
+            guard let frame else { break }
+            // Not cached: verify reads what is on disk. nil: the log was reset under the read.
+            if let buffer = try pager.readLogVersion(number, at: frame, generation: generation, snapshot: snapshot, caching: nil) {
+                return buffer
+            }
         }
         let buffer = try pager.readFromPageFile(number)
         guard buffer.isValid(as: number) else {
