@@ -52,6 +52,11 @@ final class SaveSession: GraphEditor {
     private var hasPendingLinks = false
     /// Key-level operations per store, kept when `recording` (multi-store saves).
     var recording = false
+    /// The ordered to-many lists this save has read, by store, tree and owner, kept in step with
+    /// every change the save makes to them (SaveSession+OrderedLinks.swift): adding a member
+    /// checks the whole list (an `olink/` key is owner·position, so membership is a scan), and
+    /// reading it from the tree per member made loading a large ordered to-many quadratic.
+    var orderedLists: [OrderedListKey: [(member: ObjectID, position: UInt64)]] = [:]
     var ops: [[KeyOp]]
     /// Deny rules met by deletes.
     var denials: [DenyFailure] = []
@@ -264,6 +269,7 @@ final class SaveSession: GraphEditor {
             }
             let removed = try engine { () throws(StorageError) in try tree.deleteRange(from: prefix, below: KeyRange.successor(of: prefix)) }
             if removed > 0 { markLink(id, field) }
+            orderedLists[OrderedListKey(store: store, tree: name, owner: id)] = nil
         }
         entries[slot].current = nil
     }

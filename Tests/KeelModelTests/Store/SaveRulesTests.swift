@@ -226,3 +226,67 @@ struct SaveRulesTests {
         try f.expectConsistent()
     }
 }
+
+/// An ordered to-many edited many times in one save: the save keeps the owner's list once read
+/// (`SaveSession.orderedLists`) and must keep it in step with the tree through appends, inserts
+/// at an index, moves, removals and a renumbering (30 inserts at the front use up the gaps).
+@Suite("Ordered to-many: many edits in one save")
+struct OrderedListSaveTests {
+    static let modelText = """
+        { "name": "Lists", "version": 1, "entities": [
+          { "name": "List", "attributes": [ { "name": "name", "type": "string" } ],
+            "relationships": [ { "name": "items", "destination": "Item", "inverse": "list", "toMany": true, "ordered": true } ] },
+          { "name": "Item", "attributes": [ { "name": "name", "type": "string" } ],
+            "relationships": [ { "name": "list", "destination": "List", "inverse": "items" } ] }
+        ] }
+        """
+
+    @Test("appends, inserts at an index, moves, removals and a renumbering in one save give the expected order")
+    func manyEditsInOneSave() throws {
+        let f = try StoreFixture(model: ModelLoader.load(text: Self.modelText))
+        let list = try f.insert("List", ["name": .string("L")])
+        let items = f.model.field("List", "items")
+        var expected: [ObjectID] = []
+        var changes: [Change] = []
+        var fresh: [ObjectID] = []
+        for i in 0..<60 {
+            let item = try f.new("Item")
+            fresh.append(item)
+            changes.append(.insert(item, values: f.values("Item", ["name": .string("I\(i)")])))
+        }
+        for item in fresh[0..<10] {  // appends
+            changes.append(.add(list, field: items, members: [item], at: nil))
+            expected.append(item)
+        }
+        for item in fresh[10..<40] {  // at the front: the gaps run out, the list is renumbered
+            changes.append(.add(list, field: items, members: [item], at: 0))
+            expected.insert(item, at: 0)
+        }
+        for (n, item) in fresh[40..<50].enumerated() {  // into the middle
+            let at = 5 + 3 * n
+            changes.append(.add(list, field: items, members: [item], at: at))
+            expected.insert(item, at: at)
+        }
+        // A move, an add of a member already there (nothing happens), removals, then appends.
+        let moved = expected[7]
+        changes.append(.add(list, field: items, members: [moved], at: 1))
+        expected.remove(at: 7)
+        expected.insert(moved, at: 1)
+        changes.append(.add(list, field: items, members: [expected[3]], at: nil))
+        let removed = [expected[0], expected[20], expected[expected.count - 1]]
+        changes.append(.remove(list, field: items, members: removed))
+        expected.removeAll { removed.contains($0) }
+        for item in fresh[50..<60] {
+            changes.append(.add(list, field: items, members: [item], at: nil))
+            expected.append(item)
+        }
+        _ = try f.store.save(ChangeSet(changes: changes))
+        #expect(try f.members(list, "items") == expected)
+        // The next save reads the list from the tree again and continues it.
+        let last = try f.insert("Item", ["name": .string("last")])
+        _ = try f.store.save(ChangeSet(changes: [.add(list, field: items, members: [last], at: 2)]))
+        expected.insert(last, at: 2)
+        #expect(try f.members(list, "items") == expected)
+        try f.expectConsistent()
+    }
+}
