@@ -124,13 +124,30 @@ final class Pager: @unchecked Sendable {
                 case .pageFile: return .file(epoch: s.epoch, spare: s.table.takeSpare())
                 }
             }
-            if case .log(let ref, let seq, let generation) = lookup {
+            switch lookup {
+            case .hit(let b):
+                return b
+            case .revoked:
+                throw snapshotTooOld()
+            case .log(let ref, let seq, let generation):
                 guard let buffer = try readLogVersion(number, at: ref, generation: generation, snapshot: snapshot, caching: seq) else {
                     continue  // the log was checkpointed and reset under this read: look again
                 }
                 return buffer
+            case .file(let epoch, let spare):
+                let buffer = try readFromPageFile(number, into: spare)
+                guard buffer.isValid(as: number) else {
+                    try checkRevoked(snapshot)  // a checkpoint may have rewritten the page under a cut-off reader
+                    throw StorageError(.corrupt, "page checksum mismatch", page: number, path: path)
+                }
+                let revoked = state.withLock { s in
+                    if snapshot < s.revokedBelow { return true }
+                    if s.epoch == epoch { _ = s.table.cache(buffer, page: number, sequence: .pageFile) }
+                    return false
+                }
+                if revoked { throw snapshotTooOld() }
+                return buffer
             }
-            return try readPage(number, snapshot: snapshot, lookup: lookup)
         }
     }
 
@@ -161,29 +178,6 @@ final class Pager: @unchecked Sendable {
         return buffer
     }
 
-    private func readPage(_ number: PageNumber, snapshot: FrameSequence, lookup: Lookup) throws(StorageError) -> PageBuffer {
-        switch lookup {
-        case .hit(let b):
-            return b
-        case .revoked:
-            throw snapshotTooOld()
-        case .log:
-            preconditionFailure("log versions are read by readLogVersion")
-        case .file(let epoch, let spare):
-            let buffer = try readFromPageFile(number, into: spare)
-            guard buffer.isValid(as: number) else {
-                try checkRevoked(snapshot)  // a checkpoint may have rewritten the page under a cut-off reader
-                throw StorageError(.corrupt, "page checksum mismatch", page: number, path: path)
-            }
-            let revoked = state.withLock { s in
-                if snapshot < s.revokedBelow { return true }
-                if s.epoch == epoch { _ = s.table.cache(buffer, page: number, sequence: .pageFile) }
-                return false
-            }
-            if revoked { throw snapshotTooOld() }
-            return buffer
-        }
-    }
 
     /// Reads page `number` from the page file (no checksum check), into `spare` (a buffer nobody
     /// else holds) or a new buffer.
