@@ -159,6 +159,45 @@ struct ConnectionTests {
         #expect(connection.statistics.callsInFlight == 0)
     }
 
+    @Test("requests the socket does not take at once (it is full) go through the event loop, whole and in order with the rest")
+    func requestsLargerThanTheSocket() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect(LiveDaemon.options())
+        let ids = try await insertCompanies(connection, count: 48)
+        // Larger than a Unix socket's send buffer (208 KiB by default): a send takes part of it,
+        // NIO writes the rest when the socket can take it, and direct writes wait until it has.
+        let padding = String(repeating: "p", count: 300_000)
+        let wrong = Findings()
+        await withTaskGroup(of: Void.self) { group in
+            for call in 0..<96 {
+                let i = call % 48
+                let work: @Sendable () async -> Void = {
+                    do throws(KeelError) {
+                        if call % 4 == 0 {
+                            // Counts its own company and not the padded name (no company has it).
+                            let reply = try await connection.request(
+                                "COUNT", ["entity": "Company", "predicate": "name == %@ OR name == %@", "args": [.string("c-\(i)"), .string("\(padding)\(call)")]])
+                            if reply?["count"]?.intValue != 1 { wrong.add("COUNT \(call) → \(reply?.serialized() ?? "nil")") }
+                        } else {
+                            let object = try await connection.request("GET", ["$id": .string(ids[i])])
+                            if object?["name"]?.stringValue != "c-\(i)" { wrong.add("GET \(call) → \(object?.serialized() ?? "nil")") }
+                        }
+                    } catch {
+                        wrong.add("\(call): \(error)")
+                    }
+                }
+                // Half of the calls are written from the pool's threads, half from the event loop.
+                if call % 8 < 4 { group.addTask(operation: work) } else { group.addTask(executorPreference: connection.executor, operation: work) }
+            }
+        }
+        #expect(wrong.all == [])
+        #expect(connection.statistics.writesLeftToEventLoop > 0)
+        #expect(connection.statistics.callsInFlight == 0)
+        #expect(connection.statistics.discardedLines == 0)
+        try await connection.ping()
+        await connection.close()
+    }
+
     @Test("tasks that prefer the connection's executor make their calls on its event loop")
     func executor() async throws {
         let daemon = try LiveDaemon()

@@ -81,6 +81,8 @@ extension ConnectionCore {
             s.timer = nil
             s.timerAt = nil
             s.handler = nil
+            // Its descriptor closes once a send under way (if any) lets go of it.
+            s.writer = nil
             return (calls, subscribers, waiters, timer)
         }
         guard let taken else { return false }

@@ -88,7 +88,7 @@ extension ConnectionCore {
             // Every subscriber left while it was on its way: unsubscribe again.
             return (waiters, s.subscriptions.subscribers.isEmpty ? queueUnsubscribe(&s) : false)
         }
-        if flush { scheduleFlush() }
+        if flush { self.flush() }
         for waiter in waiters { waiter.resume(returning: error.map(SubscriberRole.failed) ?? .active) }
     }
 
@@ -99,7 +99,7 @@ extension ConnectionCore {
             guard s.subscriptions.subscribers.isEmpty, case .active = s.subscriptions.wire else { return false }
             return queueUnsubscribe(&s)
         }
-        if flush { scheduleFlush() }
+        if flush { self.flush() }
     }
 
     /// Queues UNSUBSCRIBE (its reply discarded) under the lock; whether a flush must be scheduled.

@@ -1,9 +1,11 @@
-// Writing: making a request line, registering its call, and when the queued lines are written
-// (ConnectionCore.swift has the state). Lines are written in bursts: on an idle connection the
-// first call of a burst schedules one flush on the event loop; while calls are on the wire
-// unanswered, new lines wait for the end of the next read, or for a job queued behind the tasks
-// that read resumed (`queued`, `readEnded`), so that a pipelining client's requests leave in one
-// write per burst of replies rather than one per waking task.
+// Writing: making a request line, registering its call, and when and by whom the queued lines
+// are written (ConnectionCore.swift has the state). Lines are written in bursts: on an idle
+// connection the first call of a burst flushes at once; while calls are on the wire unanswered,
+// new lines wait for the end of the next read, or for a job queued behind the tasks that read
+// resumed (`queued`, `readEnded`), so that a pipelining client's requests leave in one write per
+// burst of replies rather than one per waking task. Whoever flushes writes from its own thread,
+// straight to the socket (SocketWriter), one writer at a time (`wire`); only what the socket does
+// not take at once goes through NIO on the event loop (`flush`).
 
 import KeelModel
 import KeelProtocol
@@ -54,7 +56,7 @@ extension ConnectionCore {
             }
             return (nil, Self.queued(&s))
         }
-        if flush { scheduleFlush() }
+        if flush { self.flush() }
         return error
     }
 
@@ -107,7 +109,7 @@ extension ConnectionCore {
             s.flushScheduled = true
             return true
         }
-        if schedule { scheduleFlush() }
+        if schedule { flush() }
     }
 
     /// Reading stops or starts again for a slow stream consumer (event loop); while it is
@@ -117,30 +119,95 @@ extension ConnectionCore {
         if paused { readEnded() }
     }
 
-    /// Queues the flush task (once per burst: the caller set `flushScheduled`); on the event
-    /// loop itself (a task running on `KeelConnection.executor`) it flushes at once.
-    func scheduleFlush() {
-        if eventLoop.inEventLoop {
-            flush()
-        } else {
-            eventLoop.execute { self.flush() }
+    /// Writes everything queued, from the calling thread (a task's, or the event loop): straight
+    /// to the socket, in one `send` per burst, without waking the event loop. One writer at a
+    /// time (`wire`), so lines leave in the order they were queued: a flush that finds another
+    /// writer busy leaves its bytes to it (`flushAfterWrite`). What the socket does not take at
+    /// once (it is full, or broken) goes to NIO, and direct writes wait until NIO has written it.
+    /// Moves the deadline timer earlier when a call asked for it.
+    func flush() {
+        var job = state.withLock { takeForWriting(&$0) }
+        while let taken = job {
+            job = write(taken)
         }
     }
 
-    /// Writes everything queued in one write and one flush (on the event loop), and moves the
-    /// deadline timer earlier when a call asked for it.
-    func flush() {
-        let (bytes, channel, rearm) = state.withLock { s -> (ByteBuffer, (any Channel)?, NIODeadline?) in
-            s.flushScheduled = false
-            s.flushDeferred = false
-            s.queuedCalls = 0
-            let bytes = s.outgoing
-            s.outgoing = ByteBuffer()
-            let rearm = s.timerDirty ? s.timerAt : nil
+    /// Bytes taken from `outgoing` for one writer.
+    enum WriteJob {
+        case direct(ByteBuffer, SocketWriter)
+        case nio(ByteBuffer, any Channel)
+    }
+
+    /// Under the lock: the bytes to write now and how, or nil when there are none or another
+    /// writer is busy (it writes them when done).
+    private func takeForWriting(_ s: inout State) -> WriteJob? {
+        s.flushScheduled = false
+        s.flushDeferred = false
+        s.queuedCalls = 0
+        if s.timerDirty {
             s.timerDirty = false
-            return (bytes, s.channel, rearm)
+            rearmTimer()
         }
-        if bytes.readableBytes > 0, let channel { channel.writeAndFlush(bytes, promise: nil) }
-        if let rearm { scheduleTimer(at: rearm) }
+        guard case .idle = s.wire else {
+            s.flushAfterWrite = true
+            return nil
+        }
+        s.flushAfterWrite = false
+        guard s.outgoing.readableBytes > 0 else { return nil }
+        let bytes = s.outgoing
+        s.outgoing = ByteBuffer()
+        if let writer = s.writer {
+            s.wire = .direct
+            return .direct(bytes, writer)
+        }
+        guard let channel = s.channel else { return nil }
+        s.wire = .nio
+        return .nio(bytes, channel)
+    }
+
+    /// Writes one job; returns the next (bytes queued meanwhile by flushes that found this
+    /// writer busy, or what the socket did not take, for NIO).
+    private func write(_ job: WriteJob) -> WriteJob? {
+        switch job {
+        case .direct(var bytes, let writer):
+            let sent = writer.send(bytes)
+            bytes.moveReaderIndex(forwardBy: sent)
+            return state.withLock { s -> WriteJob? in
+                s.wire = .idle
+                guard s.failure == nil else { return nil }
+                guard bytes.readableBytes > 0 else {
+                    return s.flushAfterWrite ? takeForWriting(&s) : nil
+                }
+                guard let channel = s.channel else { return nil }
+                counters.writesLeftToEventLoop.add(1, ordering: .relaxed)
+                s.wire = .nio
+                return .nio(bytes, channel)
+            }
+        case .nio(let bytes, let channel):
+            channel.writeAndFlush(bytes).whenComplete { _ in self.nioWriteDone() }
+            return nil
+        }
+    }
+
+    /// NIO has written what it was given (or the channel failed; then `fail` has run or will):
+    /// direct writes may go again, starting with what was queued meanwhile.
+    private func nioWriteDone() {
+        var job = state.withLock { s -> WriteJob? in
+            s.wire = .idle
+            guard s.failure == nil, s.flushAfterWrite else { return nil }
+            return takeForWriting(&s)
+        }
+        while let taken = job {
+            job = write(taken)
+        }
+    }
+
+    /// Sets the deadline timer for the earliest deadline now (`timerAt`, read on the event loop,
+    /// so that rearms queued from several threads in any order end at the earliest).
+    private func rearmTimer() {
+        eventLoop.execute {
+            guard let at = self.state.withLock({ $0.failure == nil ? $0.timerAt : nil }) else { return }
+            self.scheduleTimer(at: at)
+        }
     }
 }

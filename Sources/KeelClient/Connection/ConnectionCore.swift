@@ -6,7 +6,8 @@
 // A call's life:
 // 1. `submit` (+Writing: the calling task): its tag (a counter, written in decimal) and line are
 //    made outside the lock; under it the call is registered and the line appended to
-//    `outgoing`, written in bursts (`queued`, `readEnded`).
+//    `outgoing`, written in bursts (`queued`, `readEnded`) by whichever thread flushes —
+//    straight to the socket (SocketWriter), through NIO only what the socket does not take.
 // 2. `route` (here: the event loop): each reply line is matched to its call by tag. A ROW goes to
 //    the call's stream, the final line (OK or ERR) ends the call; its JSON is parsed by the task
 //    that waits for it (`RawReply`).
@@ -84,12 +85,28 @@ struct PendingCall {
 }
 
 final class ConnectionCore: Sendable {
+    /// Who writes to the socket (+Writing: `flush`).
+    enum Wire {
+        case idle
+        /// A thread is in `send` with bytes taken from `outgoing`.
+        case direct
+        /// Bytes the socket did not take at once are with NIO, which writes them when it can.
+        case nio
+    }
+
     struct State {
         var calls: [UInt64: PendingCall] = [:]
-        /// Request lines not yet handed to the channel.
+        /// Request lines not yet written.
         var outgoing = ByteBuffer()
-        /// A flush task is queued on the event loop.
+        /// A caller is about to flush (it set this under the lock and calls `flush` next).
         var flushScheduled = false
+        /// Who is writing to the socket now (one writer at a time keeps the lines in order).
+        var wire = Wire.idle
+        /// `flush` was called while another writer was busy: that writer writes `outgoing`
+        /// when it is done.
+        var flushAfterWrite = false
+        /// The socket, for writing from any thread (nil until connected and once failed).
+        var writer: SocketWriter?
         /// Calls registered whose lines are still in `outgoing` (so `calls.count - queuedCalls`
         /// calls are on the wire, unanswered).
         var queuedCalls = 0
@@ -135,6 +152,7 @@ final class ConnectionCore: Sendable {
         let peakUnreadBytes = Atomic<Int>(0)
         let pauses = Atomic<Int>(0)
         let discardedLines = Atomic<Int>(0)
+        let writesLeftToEventLoop = Atomic<Int>(0)
 
         static func raise(_ atomic: borrowing Atomic<Int>, to value: Int) {
             var current = atomic.load(ordering: .relaxed)

@@ -99,5 +99,8 @@ extension KeelConnection {
         /// Reply lines dropped because their call had expired or been cancelled (ROW lines and
         /// final lines alike), or because no call had their tag.
         public var discardedLines: Int
+        /// Writes of request lines that the socket did not take whole at once (it was full):
+        /// the rest went out through the event loop when the socket could take it.
+        public var writesLeftToEventLoop: Int
     }
 }

@@ -81,7 +81,6 @@ public final class KeelConnection: Sendable {
         let core = ConnectionCore(eventLoop: loop, socketPath: socketPath, logger: logger)
         let maxReplyBytes = options.maxReplyBytes
         let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(options.deadline))
             // One read (at most 64 KiB) per readiness, so a paused stream holds back at most one.
             .channelOption(.maxMessagesPerRead, value: 1)
             .channelInitializer { channel in
@@ -89,13 +88,21 @@ public final class KeelConnection: Sendable {
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(core: core, maxReplyBytes: maxReplyBytes))
                 }
             }
+        // The socket is made here, not by NIO, so that the core can write to it from any thread
+        // (SocketWriter); NIO reads it.
         let channel: any Channel
+        let writer: SocketWriter?
         do {
-            channel = try await bootstrap.connect(unixDomainSocketPath: socketPath).get()
+            let socket = try SocketWriter.connect(unixSocketPath: socketPath)
+            writer = SocketWriter(duplicating: socket)
+            channel = try await bootstrap.withConnectedSocket(socket).get()
         } catch {
             throw KeelError(.unavailable, "cannot connect to keeld at \(socketPath): \(error)", cause: error)
         }
-        core.state.withLock { $0.channel = channel }
+        core.state.withLock {
+            $0.channel = channel
+            $0.writer = writer
+        }
         do throws(KeelError) {
             let timeout = TimeAmount(options.deadline)
             let helloReply = try await core.call(
@@ -212,6 +219,7 @@ public final class KeelConnection: Sendable {
             callsInFlight: core.callsInFlight, peakStreamRows: counters.peakStreamRows.load(ordering: .relaxed),
             peakStreamBytes: counters.peakStreamBytes.load(ordering: .relaxed),
             peakUnreadBytes: counters.peakUnreadBytes.load(ordering: .relaxed), pauses: counters.pauses.load(ordering: .relaxed),
-            discardedLines: counters.discardedLines.load(ordering: .relaxed))
+            discardedLines: counters.discardedLines.load(ordering: .relaxed),
+            writesLeftToEventLoop: counters.writesLeftToEventLoop.load(ordering: .relaxed))
     }
 }
