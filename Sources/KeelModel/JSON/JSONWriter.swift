@@ -56,6 +56,16 @@ extension JSON {
 
     static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // The usual case, a string with nothing to escape, is checked over its bytes at once and
+        // appended whole (walking the UTF-8 view index by index costs more than the append).
+        let plain = s.utf8.withContiguousStorageIfAvailable { bytes in
+            !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        if plain == true {
+            out += s
+            out += "\""
+            return
+        }
         var plainStart = s.utf8.startIndex
         let utf8 = s.utf8
         var i = utf8.startIndex

@@ -15,6 +15,46 @@ struct JSONWriterTests {
         #expect(JSON.string("a\"b\\c\n\r\t\u{8}\u{C}\u{1}\u{1F}/é😀").serialized() == #""a\"b\\c\n\r\t\b\f\u0001\u001f/é😀""#)
     }
 
+    @Test("a string with nothing to escape (written whole) and one character that needs escaping at any place: the same text as escaping byte by byte")
+    func plainAndEscapedStrings() throws {
+        /// The escaping, one scalar at a time, as RFC 8259 has it: what the writer must produce.
+        func expected(_ s: String) -> String {
+            var out = "\""
+            for scalar in s.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case "\u{8}": out += "\\b"
+                case "\u{C}": out += "\\f"
+                case let c where c.value < 0x20:
+                    let hex = String(c.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        let bases = ["", "a", "Company/17", "short", "a string longer than fifteen bytes", "é😀 mixed Ünïcode text / slashes", String(repeating: "x", count: 300)]
+        let specials = ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\u{7F}", "é"]
+        for base in bases {
+            #expect(JSON.string(base).serialized() == expected(base))
+            for special in specials {
+                for offset in Set([0, base.count / 2, base.count]) {
+                    var s = base
+                    s.insert(contentsOf: special, at: s.index(s.startIndex, offsetBy: offset))
+                    let text = JSON.string(s).serialized()
+                    #expect(text == expected(s))
+                    #expect(try JSON.parse(Array(text.utf8)) == .string(s))
+                }
+            }
+        }
+        // Keys are written the same way.
+        #expect(JSON.object(["a\"b": 1, "plain": 2]).serialized() == #"{"a\"b":1,"plain":2}"#)
+    }
+
     @Test("non-finite doubles and negative zero")
     func doubles() {
         #expect(JSON.double(.nan).serialized() == #""NaN""#)
