@@ -60,9 +60,9 @@ extension ConnectionCore {
         return error
     }
 
-    /// A line was appended to `outgoing` for a new call: whether the caller must schedule a
-    /// flush. While other calls are on the wire unanswered, the line waits for the end of the
-    /// next read instead, where the event loop writes everything queued at once (`readEnded`):
+    /// A line was appended to `outgoing` for a new call: whether the caller must flush (it
+    /// writes the line itself). While other calls are on the wire unanswered, the line waits for
+    /// the end of the next read instead, where everything queued is written at once (`readEnded`):
     /// the daemon answers a connection's requests in order, so they would wait behind those
     /// calls anyway, and requests then leave in one write per burst of replies rather than one
     /// per waking task. An idle connection (or one paused for a slow consumer) writes at once.
