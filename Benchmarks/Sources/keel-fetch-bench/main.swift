@@ -79,6 +79,15 @@ let counting = try sqlite.prepare("SELECT count(*) FROM employee WHERE departmen
 let join = try sqlite.prepare("SELECT e.* FROM employee e JOIN department d ON d.id = e.department WHERE d.name = ?")
 let contains = try sqlite.prepare("SELECT * FROM employee WHERE name LIKE '%kalo%'")
 
+/// `counting` for department `i` and salaries above `salary`.
+@MainActor func sqliteCount(_ i: Int, salaryAbove salary: Double) throws -> Int {
+    sqlite3_reset(counting)
+    sqlite3_bind_int64(counting, 1, Int64(i % data.departments + 1))
+    sqlite3_bind_double(counting, 2, salary)
+    guard sqlite3_step(counting) == SQLITE_ROW else { throw BenchError("count") }
+    return Int(sqlite3_column_int64(counting, 0))
+}
+
 let workloads: [Workload] = [
     Workload(name: "indexed equality: name == ?", queries: queriesOverride ?? 500,
         keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string(someName(i))])) },
@@ -88,13 +97,7 @@ let workloads: [Workload] = [
         sqlite: { i in try sqlite.rows(range) { sqlite3_bind_text($0, 1, someName(i), -1, sqliteTransient) } }),
     Workload(name: "count: department == ? AND salary > 10000", queries: queriesOverride ?? 500,
         keel: { i in try context.count(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000", args: [dept(i)])) },
-        sqlite: { i in
-            sqlite3_reset(counting)
-            sqlite3_bind_int64(counting, 1, Int64(i % data.departments + 1))
-            sqlite3_bind_double(counting, 2, 10000)
-            guard sqlite3_step(counting) == SQLITE_ROW else { throw BenchError("count") }
-            return Int(sqlite3_column_int64(counting, 0))
-        }),
+        sqlite: { i in try sqliteCount(i, salaryAbove: 10000) }),
     Workload(name: "through to-one: department.name == ?", queries: queriesOverride ?? 100,
         keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "department.name == %@", args: [.string("Dept \(i % data.departments)")])) },
         sqlite: { i in try sqlite.rows(join) { sqlite3_bind_text($0, 1, "Dept \(i % data.departments)", -1, sqliteTransient) } }),
@@ -106,13 +109,7 @@ let workloads: [Workload] = [
         sqlite: { i in try sqlite.rows(equality) { sqlite3_bind_text($0, 1, "Zz\(i)", -1, sqliteTransient) } }, onlyWhenAsked: true),
     Workload(name: "fixed cost: count over an empty range", queries: queriesOverride ?? 500,
         keel: { i in try context.count(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000000", args: [dept(i)])) },
-        sqlite: { i in
-            sqlite3_reset(counting)
-            sqlite3_bind_int64(counting, 1, Int64(i % data.departments + 1))
-            sqlite3_bind_double(counting, 2, 10_000_000)
-            guard sqlite3_step(counting) == SQLITE_ROW else { throw BenchError("count") }
-            return Int(sqlite3_column_int64(counting, 0))
-        }, onlyWhenAsked: true),
+        sqlite: { i in try sqliteCount(i, salaryAbove: 10_000_000) }, onlyWhenAsked: true),
 ]
 
 print("| workload | queries | Keel µs/query | SQLite µs/query | Keel/SQLite |")
