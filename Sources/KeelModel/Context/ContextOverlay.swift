@@ -75,6 +75,10 @@ struct ContextOverlay {
     private var journaledRows: Set<ObjectID> = []
     private var journaledMembers: Set<MemberKey> = []
     private var marks: (log: Int, inserted: Int) = (0, 0)
+    /// The last object `touchOriginal` found with its original recorded: the next touch of the
+    /// same object (every insert of a batch links to the same department) skips the lookup.
+    /// Cleared whenever originals are dropped (undo, reset).
+    private var lastOriginal: ObjectID?
 
     init(model: Model) {
         self.model = model
@@ -107,6 +111,7 @@ struct ContextOverlay {
 
     /// Reverses everything since `begin()`.
     mutating func undo() {
+        lastOriginal = nil
         for entry in journal.reversed() {
             switch entry {
             case .row(let id, let previous): rows[id] = previous
@@ -140,6 +145,7 @@ struct ContextOverlay {
         members.removeAll(keepingCapacity: keep)
         deleted = []
         originals = [:]
+        lastOriginal = nil
         log.removeAll(keepingCapacity: keep)
         insertedCount = 0
         if keepTransients {
@@ -205,7 +211,12 @@ struct ContextOverlay {
 
     /// Records the base row of a pre-existing object at its first change.
     mutating func touchOriginal(_ id: ObjectID) throws(KeelError) {
-        if originals[id] != nil || rows[id]?.isInserted == true { return }
+        if id == lastOriginal { return }
+        if originals[id] != nil {
+            lastOriginal = id
+            return
+        }
+        if rows[id]?.isInserted == true { return }
         if let row = rows[id] {
             // A pending row always has its original; keep going defensively.
             recordOriginal(StoredObject(id: id, version: row.version, values: row.values))

@@ -119,4 +119,42 @@ struct ContextFastInsertTests {
         let lead = try fast.insert(entity: "Member", typedValues: ["name": .string("lead"), "leads": .objects([teams[2]])])
         #expect(try fast.overlay.value(of: teams[2], field: model.entity(named: "Team")!.field(named: "lead")!) == .object(lead))
     }
+
+    @Test("a team's original, found again from insert to insert without a lookup, is dropped by an undone command and taken again by the next")
+    func originalAfterUndo() throws {
+        let (fast, _, teams, _) = try Self.pair()
+        // Two inserts into the same team: the second finds the original without looking it up.
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
+        #expect(fast.overlay.originals[teams[0]] != nil)
+        // A command that touches another team's original (twice: the second finds it remembered)
+        // and then fails: undone, original and all.
+        #expect(throws: KeelError.self) {
+            try fast.perform { (o) throws(KeelError) in
+                try o.touchOriginal(teams[1])
+                try o.touchOriginal(teams[1])
+                throw KeelError(.type, "fails after the touch")
+            }
+        }
+        #expect(fast.overlay.originals[teams[1]] == nil)
+        // The undo forgot the remembered object too: touching it again records its original again.
+        try fast.perform { (o) throws(KeelError) in try o.touchOriginal(teams[1]) }
+        #expect(fast.overlay.originals[teams[1]] != nil)
+        // A failed command right after a remembered touch: team 0's original (from an earlier,
+        // committed command) stays, and the next insert into team 0 still links it.
+        #expect(throws: KeelError.self) {
+            try fast.perform { (o) throws(KeelError) in
+                try o.touchOriginal(teams[0])
+                throw KeelError(.type, "fails after the touch")
+            }
+        }
+        #expect(fast.overlay.originals[teams[0]] != nil)
+        // After a save every original is gone, and the next insert into team 0 records it anew.
+        try fast.save()
+        #expect(fast.overlay.originals.isEmpty)
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[0])])
+        #expect(fast.overlay.originals[teams[0]] != nil)
+        try fast.save()
+        #expect(try fast.count(entity: "Member") == 3)
+    }
 }
