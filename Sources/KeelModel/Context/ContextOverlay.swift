@@ -61,7 +61,9 @@ struct ContextOverlay {
     let model: Model
     /// What the overlay lies over; nil until the context's first read after open, save, rollback
     /// or refresh.
-    var base: (any ObjectReader)?
+    var base: (any ObjectReader)? {
+        didSet { lastBaseTarget = nil }
+    }
 
     private(set) var rows: [ObjectID: PendingRow] = [:]
     private(set) var members: [MemberKey: PendingMembers] = [:]
@@ -79,6 +81,9 @@ struct ContextOverlay {
     /// same object (every insert of a batch links to the same department) skips the lookup.
     /// Cleared whenever originals are dropped (undo, reset).
     private var lastOriginal: ObjectID?
+    /// The last to-one target `targetExists` found in the base (not a pending insert): it exists
+    /// until the context deletes it (`deleted`, checked first) or the base changes (cleared).
+    private var lastBaseTarget: ObjectID?
 
     init(model: Model) {
         self.model = model
@@ -207,6 +212,20 @@ struct ContextOverlay {
         recordOriginal(stored)
         journalRow(id)
         rows[id] = PendingRow(values: stored.values, version: stored.version, isInserted: false, liveInsert: -1)
+    }
+
+    /// `exists` for the to-one target of a fast insert: every insert of a batch names the same
+    /// department, so the last target found in the base is remembered (`lastBaseTarget`) instead
+    /// of being read from the snapshot again. `mutating` also lets the context call it in place:
+    /// a non-mutating call on its stored overlay copied the whole overlay first (a retain per
+    /// table, per insert).
+    mutating func targetExists(_ id: ObjectID) throws(KeelError) -> Bool {
+        if !deleted.isEmpty, deleted.contains(id) { return false }
+        if id == lastBaseTarget { return true }
+        if rows[id] != nil { return true }
+        guard try reader().object(id) != nil else { return false }
+        lastBaseTarget = id
+        return true
     }
 
     /// Records the base row of a pre-existing object at its first change.

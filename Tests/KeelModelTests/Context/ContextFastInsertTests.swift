@@ -157,4 +157,36 @@ struct ContextFastInsertTests {
         try fast.save()
         #expect(try fast.count(entity: "Member") == 3)
     }
+
+    @Test("a remembered to-one target stops counting once the context deletes it or its new snapshot has lost it")
+    func rememberedTargetGone() throws {
+        let model = try ModelLoader.load(text: Self.modelText)
+        let store = MemoryStore(model: model)
+        let setup = ObjectContext(store: store)
+        let teams = try (0..<2).map { i in try setup.insert(entity: "Team", values: ["name": .string("T\(i)")]) }
+        try setup.save()
+        let context = ObjectContext(store: store)
+        _ = try context.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
+        _ = try context.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
+        // Another client deletes team 0; after a refresh the context reads a snapshot without it.
+        let other = ObjectContext(store: store)
+        try other.delete(teams[0])
+        try other.save()
+        context.refresh()
+        do {
+            _ = try context.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[0])])
+            Issue.record("an insert into a team the snapshot no longer has was accepted")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+        // The context itself deletes team 1 after linking to it: the next link is refused too.
+        _ = try context.insert(entity: "Member", typedValues: ["name": .string("d"), "team": .object(teams[1])])
+        try context.delete(teams[1])
+        do {
+            _ = try context.insert(entity: "Member", typedValues: ["name": .string("e"), "team": .object(teams[1])])
+            Issue.record("an insert into a team the context deleted was accepted")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+    }
 }
