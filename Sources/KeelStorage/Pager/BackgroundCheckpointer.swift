@@ -41,19 +41,17 @@ final class BackgroundCheckpointer: @unchecked Sendable {
         }
         running = true
         lock.unlock()
-        let job = Unmanaged.passRetained(Job { [self] in serve(pager) }).toOpaque()
+        let job = Unmanaged.passRetained(Job(checkpointer: self, pager: pager)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { argument in
-            let job = Unmanaged<Job>.fromOpaque(argument!).takeRetainedValue()
-            job.body()
+            Unmanaged<Job>.fromOpaque(argument!).takeRetainedValue().run()
             return nil
         }, job)
         if rc == 0 {
             pthread_detach(thread)
         } else {
-            Unmanaged<Job>.fromOpaque(job).release()
             pager.logger.warning("could not start the background checkpointer; checkpointing inline", metadata: ["errno": "\(rc)"])
-            serve(pager)
+            Unmanaged<Job>.fromOpaque(job).takeRetainedValue().run()
         }
     }
 
@@ -77,8 +75,9 @@ final class BackgroundCheckpointer: @unchecked Sendable {
         return passes
     }
 
-    /// The thread's loop: one pass per batch of requests, then it ends and wakes `waitIdle`.
-    private func serve(_ pager: Pager) {
+    /// The thread's loop: one pass per batch of requests; returns the `waitIdle` callers to wake
+    /// once no request is left.
+    private func serve(_ pager: Pager) -> [Parker] {
         while true {
             lock.lock()
             guard requested else {
@@ -86,8 +85,7 @@ final class BackgroundCheckpointer: @unchecked Sendable {
                 let waiters = idleWaiters
                 idleWaiters.removeAll()
                 lock.unlock()
-                for w in waiters { w.unpark() }
-                return
+                return waiters
             }
             requested = false
             passes += 1
@@ -96,8 +94,27 @@ final class BackgroundCheckpointer: @unchecked Sendable {
         }
     }
 
+    /// One thread's work. It lets go of the pager before it wakes `waitIdle`: a waiter that goes
+    /// on to drop the store must not race this thread for the pager's last reference (its deinit
+    /// closes the files, and a crash test counts those closes).
     private final class Job {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
+        let checkpointer: BackgroundCheckpointer
+        var pager: Pager?
+
+        init(checkpointer: BackgroundCheckpointer, pager: Pager) {
+            self.checkpointer = checkpointer
+            self.pager = pager
+        }
+
+        func run() {
+            for w in serveAndLetGo() { w.unpark() }
+        }
+
+        /// Every reference to the pager this thread held is gone when this returns.
+        private func serveAndLetGo() -> [Parker] {
+            guard let pager else { return [] }
+            self.pager = nil
+            return checkpointer.serve(pager)
+        }
     }
 }

@@ -4,6 +4,7 @@
 // inside background checkpoints are in CrashRecoveryTests (crashAtEveryOperationInBackground);
 // readers against it in SnapshotIsolationTests (invariantSum, background).
 
+import Glibc
 import Testing
 
 @testable import KeelStorage
@@ -104,6 +105,21 @@ struct BackgroundCheckpointTests {
             try store.waitForBackgroundCheckpoint()
             #expect(try store.pager().backgroundCheckpointer.passCount == 0, "one small commit does not pass the threshold")
             #expect(try store.statistics().checkpoints == 0)
+        }
+    }
+
+    @Test("once close returns, no file operation follows: the background thread let go of the store before close stopped waiting")
+    func nothingAfterClose() throws {
+        for attempt in 0..<20 {
+            let fs = CrashSimulatingFileSystem()
+            do {
+                let store = try openTestStore(fs, Self.configure(background: true))
+                try Self.workload(store, count: 30, waitEach: false)
+                try store.close()
+            }
+            let atClose = fs.operationCount
+            usleep(2_000)  // a thread still holding the pager would close its files about now
+            #expect(fs.operationCount == atClose, "attempt \(attempt): file operations after close returned")
         }
     }
 }
