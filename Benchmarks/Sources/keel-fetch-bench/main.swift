@@ -2,9 +2,14 @@
 // one run, same data, same indexes (Docs/Performance.md, "Fetch").
 //
 //     swift run -c release keel-fetch-bench [--count 1000000] [--dir /tmp/keel-fetch-bench] [--model ../config/model.json]
-//         [--only N] [--cache-mib 64]
+//         [--only N] [--cache-mib 64] [--queries N] [--cpu]
 //
-// `--cache-mib` sets both engines' page caches (default 64 MiB each); `--only N` runs row N.
+// `--cache-mib` sets both engines' page caches (default 64 MiB each); `--only N` runs row N;
+// `--queries N` runs N queries per round on every row instead of its own number (to profile one
+// row long enough; the output is the same table). Rows 5 and 6 measure the fixed cost of a query
+// (an equality that matches nothing, a count over an empty key range) and run only when `--only`
+// names them. `--cpu` adds, per row, the CPU time per query of each engine (the thread's CPU
+// clock, median round) — steadier than wall time on a shared machine.
 //
 // Each row runs its queries on Keel, then on SQLite, three rounds, engines alternating first;
 // the median round is reported per query. Ratio = SQLite time / Keel time (above 1.00×: Keel
@@ -20,6 +25,8 @@ var directory = "/tmp/keel-fetch-bench"
 var modelPath = "../config/model.json"
 var only: Int? = nil
 var cacheMiB = 64
+var queriesOverride: Int? = nil
+var showCPU = false
 while let flag = arguments.popFirst() {
     switch flag {
     case "--count": count = Int(arguments.popFirst() ?? "") ?? count
@@ -29,6 +36,10 @@ while let flag = arguments.popFirst() {
     case "--cache-mib":
         guard let n = Int(arguments.popFirst() ?? ""), n > 0 else { print("--cache-mib needs a positive number"); exit(2) }
         cacheMiB = n
+    case "--cpu": showCPU = true
+    case "--queries":
+        guard let n = Int(arguments.popFirst() ?? ""), n > 0 else { print("--queries needs a positive number"); exit(2) }
+        queriesOverride = n
     default: print("unknown flag \(flag)"); exit(2)
     }
 }
@@ -59,6 +70,7 @@ struct Workload {
     let queries: Int
     let keel: (Int) throws -> Int
     let sqlite: (Int) throws -> Int
+    var onlyWhenAsked = false
 }
 
 func dept(_ i: Int) -> JSON { .string("Department/\(i % data.departments + 1)") }
@@ -70,33 +82,50 @@ let counting = try sqlite.prepare("SELECT count(*) FROM employee WHERE departmen
 let join = try sqlite.prepare("SELECT e.* FROM employee e JOIN department d ON d.id = e.department WHERE d.name = ?")
 let contains = try sqlite.prepare("SELECT * FROM employee WHERE name LIKE '%kalo%'")
 
+/// `counting` for department `i` and salaries above `salary`.
+@MainActor func sqliteCount(_ i: Int, salaryAbove salary: Double) throws -> Int {
+    sqlite3_reset(counting)
+    sqlite3_bind_int64(counting, 1, Int64(i % data.departments + 1))
+    sqlite3_bind_double(counting, 2, salary)
+    guard sqlite3_step(counting) == SQLITE_ROW else { throw BenchError("count") }
+    return Int(sqlite3_column_int64(counting, 0))
+}
+
 let workloads: [Workload] = [
-    Workload(name: "indexed equality: name == ?", queries: 500,
+    Workload(name: "indexed equality: name == ?", queries: queriesOverride ?? 500,
         keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string(someName(i))])) },
         sqlite: { i in try sqlite.rows(equality) { sqlite3_bind_text($0, 1, someName(i), -1, sqliteTransient) } }),
-    Workload(name: "range + sort + limit 10: name >= ? by name", queries: 500,
+    Workload(name: "range + sort + limit 10: name >= ? by name", queries: queriesOverride ?? 500,
         keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name >= %@", args: [.string(someName(i))], sort: [KeelSortDescriptor(key: "name")], limit: 10)) },
         sqlite: { i in try sqlite.rows(range) { sqlite3_bind_text($0, 1, someName(i), -1, sqliteTransient) } }),
-    Workload(name: "count: department == ? AND salary > 10000", queries: 500,
+    Workload(name: "count: department == ? AND salary > 10000", queries: queriesOverride ?? 500,
         keel: { i in try context.count(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000", args: [dept(i)])) },
-        sqlite: { i in
-            sqlite3_reset(counting)
-            sqlite3_bind_int64(counting, 1, Int64(i % data.departments + 1))
-            sqlite3_bind_double(counting, 2, 10000)
-            guard sqlite3_step(counting) == SQLITE_ROW else { throw BenchError("count") }
-            return Int(sqlite3_column_int64(counting, 0))
-        }),
-    Workload(name: "through to-one: department.name == ?", queries: 100,
+        sqlite: { i in try sqliteCount(i, salaryAbove: 10000) }),
+    Workload(name: "through to-one: department.name == ?", queries: queriesOverride ?? 100,
         keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "department.name == %@", args: [.string("Dept \(i % data.departments)")])) },
         sqlite: { i in try sqlite.rows(join) { sqlite3_bind_text($0, 1, "Dept \(i % data.departments)", -1, sqliteTransient) } }),
-    Workload(name: "unindexed scan: name CONTAINS[c] 'kalo'", queries: 3,
+    Workload(name: "unindexed scan: name CONTAINS[c] 'kalo'", queries: queriesOverride ?? 3,
         keel: { _ in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name CONTAINS[c] 'kalo'")) },
         sqlite: { _ in try sqlite.rows(contains) { _ in } }),
+    Workload(name: "fixed cost: name == ? matching nothing", queries: queriesOverride ?? 500,
+        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string("Zz\(i)")])) },
+        sqlite: { i in try sqlite.rows(equality) { sqlite3_bind_text($0, 1, "Zz\(i)", -1, sqliteTransient) } }, onlyWhenAsked: true),
+    Workload(name: "fixed cost: count over an empty range", queries: queriesOverride ?? 500,
+        keel: { i in try context.count(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000000", args: [dept(i)])) },
+        sqlite: { i in try sqliteCount(i, salaryAbove: 10_000_000) }, onlyWhenAsked: true),
 ]
 
+/// The calling thread's CPU time.
+func threadCPUNanoseconds() -> UInt64 {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+}
+
+var cpuLines: [String] = []
 print("| workload | queries | Keel µs/query | SQLite µs/query | Keel/SQLite |")
 print("| --- | ---: | ---: | ---: | ---: |")
-for (number, workload) in workloads.enumerated() where only == nil || only == number {
+for (number, workload) in workloads.enumerated() where only == number || (only == nil && !workload.onlyWhenAsked) {
     // Warm-up and agreement check.
     for i in 0..<min(workload.queries, 20) {
         let k = try workload.keel(i), s = try workload.sqlite(i)
@@ -104,23 +133,35 @@ for (number, workload) in workloads.enumerated() where only == nil || only == nu
     }
     var keelTimes: [Double] = []
     var sqliteTimes: [Double] = []
+    var keelCPU: [Double] = []
+    var sqliteCPU: [Double] = []
     for round in 0..<3 {
-        func time(_ body: (Int) throws -> Int) throws -> Double {
-            let start = DispatchTime.now().uptimeNanoseconds
+        /// Wall and thread CPU µs per query.
+        func time(_ body: (Int) throws -> Int) throws -> (Double, Double) {
+            let start = DispatchTime.now().uptimeNanoseconds, cpu = threadCPUNanoseconds()
             for i in 0..<workload.queries { _ = try body(i + round * 7) }
-            return Double(DispatchTime.now().uptimeNanoseconds - start) / 1000 / Double(workload.queries)
+            let n = Double(workload.queries)
+            return (Double(DispatchTime.now().uptimeNanoseconds - start) / 1000 / n, Double(threadCPUNanoseconds() - cpu) / 1000 / n)
         }
-        if round % 2 == 0 {
-            keelTimes.append(try time(workload.keel))
-            sqliteTimes.append(try time(workload.sqlite))
-        } else {
-            sqliteTimes.append(try time(workload.sqlite))
-            keelTimes.append(try time(workload.keel))
+        for engine in round % 2 == 0 ? [0, 1] : [1, 0] {
+            let (wall, cpu) = try time(engine == 0 ? workload.keel : workload.sqlite)
+            if engine == 0 {
+                keelTimes.append(wall)
+                keelCPU.append(cpu)
+            } else {
+                sqliteTimes.append(wall)
+                sqliteCPU.append(cpu)
+            }
         }
     }
     let k = keelTimes.sorted()[1], s = sqliteTimes.sorted()[1]
     print("| \(workload.name) | \(workload.queries) | \(String(format: "%.1f", k)) | \(String(format: "%.1f", s)) | \(String(format: "%.2f", s / k))× |")
+    if showCPU {
+        let kc = keelCPU.sorted()[1], sc = sqliteCPU.sorted()[1]
+        cpuLines.append("cpu: \(workload.name): Keel \(String(format: "%.1f", kc)) µs/query, SQLite \(String(format: "%.1f", sc)) µs/query, \(String(format: "%.2f", sc / kc))×")
+    }
 }
+for line in cpuLines { print(line) }
 print("plans:")
 print("  " + (try context.explain(FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string(someName(1))]))))
 print("  " + (try context.explain(FetchRequest(entity: "Employee", predicate: "name >= %@", args: ["Ka"], sort: [KeelSortDescriptor(key: "name")], limit: 10))))

@@ -63,7 +63,7 @@ extension ContextOverlay: ObjectReader, GraphEditor {
     func scan(
         _ entity: EntityID, includeSubentities: Bool, _ body: (StoredObject) throws(KeelError) -> Bool
     ) throws(KeelError) {
-        let family = includeSubentities ? Set(model[entity].family) : [entity]
+        let family = includeSubentities ? model[entity].familySet : [entity]
         var inserted: [ObjectID] = []
         if insertedCount > 0 {
             for (id, row) in rows where row.isInserted && family.contains(id.entity) { inserted.append(id) }
@@ -99,7 +99,7 @@ extension ContextOverlay: ObjectReader, GraphEditor {
     }
 
     func count(_ entity: EntityID, includeSubentities: Bool) throws(KeelError) -> Int {
-        let family = includeSubentities ? Set(model[entity].family) : [entity]
+        let family = includeSubentities ? model[entity].familySet : [entity]
         let touched = rows.keys.contains { family.contains($0.entity) } || deleted.contains { family.contains($0.entity) }
         if !touched { return try reader().count(entity, includeSubentities: includeSubentities) }
         var n = 0

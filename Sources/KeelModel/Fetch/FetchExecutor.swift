@@ -25,7 +25,7 @@ struct FetchExecutor {
     }
 
     var family: Set<EntityID> {
-        plan.includeSubentities ? Set(state.model[plan.entity].family) : [plan.entity]
+        plan.includeSubentities ? state.model[plan.entity].familySet : [plan.entity]
     }
 
     /// The matching rows in order, after `offset`, at most `limit`; `body` returns false to stop.

@@ -186,6 +186,7 @@ extension FetchPlanner {
     }
 
     static func unique(_ points: [[UInt8]]) -> [[UInt8]] {
+        if points.count < 2 { return points }
         var seen = Set<[UInt8]>()
         return points.filter { seen.insert($0).inserted }.sorted { $0.lexicographicallyPrecedes($1) }
     }

@@ -36,7 +36,7 @@ struct FetchPlanner {
     let indexes: (any IndexReading)?
     let explaining: Bool
 
-    var family: Set<EntityID> { includeSubentities ? Set(model[entity].family) : [entity] }
+    var family: Set<EntityID> { includeSubentities ? model[entity].familySet : [entity] }
 
     /// A term of the top-level conjunction with the text it was written as.
     struct Term {

@@ -84,6 +84,7 @@ public struct KeyRange: Sendable, Hashable {
 
     /// `ranges` sorted by lower bound with overlapping or touching ones merged, empty ones dropped.
     public static func normalized(_ ranges: [KeyRange]) -> [KeyRange] {
+        if ranges.count == 1 { return ranges[0].isEmpty ? [] : ranges }
         let sorted = ranges.filter { !$0.isEmpty }.sorted { $0.lower.lexicographicallyPrecedes($1.lower) }
         var out: [KeyRange] = []
         for range in sorted {

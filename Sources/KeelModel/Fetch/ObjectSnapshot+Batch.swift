@@ -14,10 +14,10 @@ extension ObjectSnapshot {
             case .relationship(let r) = entity.properties[field]
         else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
         return try read(store: layout.storeOf[first.entity.index]) { (txn) throws(KeelError) -> [[ObjectID]] in
-            let tree = try self.tree(txn, name)
-            var out: [[ObjectID]] = []
-            out.reserveCapacity(ids.count)
-            for id in ids { out.append(try TreeReading.members(tree, id, ordered: r.isOrdered)) }
+            // One cursor for all of them, the owners in key order (TreeReading.MemberLookup).
+            var lookup = try TreeReading.MemberLookup(try self.tree(txn, name), ordered: r.isOrdered)
+            var out = [[ObjectID]](repeating: [], count: ids.count)
+            for i in Self.keyOrder(ids) { out[i] = try lookup.members(ids[i]) }
             return out
         }
     }

@@ -1,4 +1,4 @@
-// Index range reads on a store snapshot. Entries are read in chunks (16, then 64, then 256), each in
+// Index range reads on a store snapshot. Entries are read in chunks (64, then 256), each in
 // its own engine read together with the rows it names (so `body` may read the snapshot again
 // between chunks, as `scan` allows). An index key is the values' keys then the object key; a
 // unique key the values' keys, with the object key as its value.
@@ -10,6 +10,7 @@ import KeelStorage
 
 extension ObjectSnapshot: IndexReading {
     static let indexChunkSize = 256
+    static let firstChunkSize = 64
 
     /// Where a chunked range read stands: the range being read and the last key delivered.
     struct IndexPosition {
@@ -27,7 +28,10 @@ extension ObjectSnapshot: IndexReading {
         let objectTree = layout.objects[index.declaredIn.index]
         var position = IndexPosition(range: reverse ? ranges.count - 1 : 0)
         // Small first chunks, growing: a `limit 10` reads about 10 rows, a long read 256 at a time.
-        var size = max(1, min(expected ?? 16, 16))
+        // Without a limit the first chunk is 64 rows: a fetch materializes its first rows in one
+        // read anyway (ObjectContext.pinnedRows), and an equality matching a few dozen objects
+        // is one chunk, not two (a second engine read, index seek and row cursor).
+        var size = max(1, min(expected ?? Self.firstChunkSize, Self.firstChunkSize))
         while !position.done {
             let rows = try read(store: store) { (txn) throws(KeelError) -> [StoredObject] in
                 let tree = try self.tree(txn, TreeLayout.index(index))

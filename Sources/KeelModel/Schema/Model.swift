@@ -92,6 +92,7 @@ public struct Entity: Sendable {
         let parent: EntityID?
         let root: EntityID
         let family: [EntityID]
+        let familySet: Set<EntityID>
         let properties: [Property]
         let fetchedProperties: [FetchedProperty]
         let uniqueConstraints: [Index]
@@ -109,6 +110,7 @@ public struct Entity: Sendable {
             self.parent = parent
             self.root = root
             self.family = family
+            self.familySet = Set(family)
             self.properties = properties
             self.fetchedProperties = fetchedProperties
             self.uniqueConstraints = uniqueConstraints
@@ -129,6 +131,8 @@ public struct Entity: Sendable {
     public var root: EntityID { box.root }
     /// This entity and every entity below it, self first (what a fetch with sub-entities covers).
     public var family: [EntityID] { box.family }
+    /// `family` as a set, built once with the model (fetches ask for it per request).
+    public var familySet: Set<EntityID> { box.familySet }
     /// Attributes then relationships, inherited first, in declaration order. A property's
     /// position here is its `field`: the same in every entity of the hierarchy that has it, so
     /// the row codec can number fields once per hierarchy.

@@ -76,34 +76,68 @@ enum TreeReading {
     /// The members of `id` in a link tree: `link/` keys are source·destination, `olink/` keys
     /// source·position with the destination as value (so members come in position order).
     static func members(_ tree: Tree?, _ id: ObjectID, ordered: Bool) throws(KeelError) -> [ObjectID] {
-        var out: [ObjectID] = []
-        try forEachLink(tree, id, ordered: ordered) { member, _ in out.append(member) }
-        return out
+        var lookup = try MemberLookup(tree, ordered: ordered)
+        return try lookup.members(id)
     }
 
     /// Calls `body` with each member and its position (ordered) or 0.
     static func forEachLink(
         _ tree: Tree?, _ id: ObjectID, ordered: Bool, _ body: (ObjectID, UInt64) throws(KeelError) -> Void
     ) throws(KeelError) {
-        guard let tree else { return }
-        let prefix = KeyEncoding.objectKey(id)
-        var cursor = try engine { () throws(StorageError) in try tree.cursor() }
-        var valid = try engine { () throws(StorageError) in try cursor.seek(to: prefix) }
-        while valid {
-            let entry = try engine { () throws(StorageError) -> (ObjectID?, UInt64)? in
-                try cursor.withEntry { k, v -> (ObjectID?, UInt64)? in
-                    guard k.count == KeyEncoding.objectKeySize + (ordered ? 8 : KeyEncoding.objectKeySize), k.starts(with: prefix)
-                    else { return nil }
-                    if ordered {
-                        return (KeyEncoding.objectID(v), KeyEncoding.readU64(k, at: KeyEncoding.objectKeySize))
-                    }
-                    return (KeyEncoding.objectID(k, at: KeyEncoding.objectKeySize), 0)
+        var lookup = try MemberLookup(tree, ordered: ordered)
+        try lookup.forEach(id, body)
+    }
+
+    /// Link-tree members of many owners with one cursor, like `RowLookup`: each owner's entries
+    /// are found by seeking forward from where the previous owner's ended (`Cursor.seekForward`),
+    /// so owners asked in ascending key order (`ObjectSnapshot.keyOrder`) whose entries share a
+    /// leaf cost a leaf search each, and owners without members — the common case of a to-many
+    /// on a fetched row — a comparison or two, instead of a descent from the root each. Owners
+    /// in any order give the same members (a target behind the cursor is a plain seek).
+    struct MemberLookup {
+        private let tree: Tree?
+        private let ordered: Bool
+        private var cursor: Cursor?
+        private var prefix: [UInt8] = []
+
+        init(_ tree: Tree?, ordered: Bool) throws(KeelError) {
+            self.tree = tree
+            self.ordered = ordered
+            cursor = try tree.map { (t) throws(KeelError) in try engine { () throws(StorageError) in try t.cursor() } }
+            prefix.reserveCapacity(KeyEncoding.objectKeySize)
+        }
+
+        /// The members of `id`, in key order (`olink/`: position order).
+        mutating func members(_ id: ObjectID) throws(KeelError) -> [ObjectID] {
+            var out: [ObjectID] = []
+            try forEach(id) { member, _ in out.append(member) }
+            return out
+        }
+
+        /// Calls `body` with each member of `id` and its position (ordered) or 0.
+        mutating func forEach(_ id: ObjectID, _ body: (ObjectID, UInt64) throws(KeelError) -> Void) throws(KeelError) {
+            guard cursor != nil, let tree else { return }
+            prefix.removeAll(keepingCapacity: true)
+            KeyEncoding.appendObjectKey(id, to: &prefix)
+            let prefix = prefix
+            let ordered = ordered
+            var valid = try engine { () throws(StorageError) in try cursor?.seekForward(to: prefix) ?? false }
+            while valid {
+                let entry = try engine { () throws(StorageError) -> (ObjectID?, UInt64)? in
+                    try cursor?.withEntry { k, v -> (ObjectID?, UInt64)? in
+                        guard k.count == KeyEncoding.objectKeySize + (ordered ? 8 : KeyEncoding.objectKeySize), k.starts(with: prefix)
+                        else { return nil }
+                        if ordered {
+                            return (KeyEncoding.objectID(v), KeyEncoding.readU64(k, at: KeyEncoding.objectKeySize))
+                        }
+                        return (KeyEncoding.objectID(k, at: KeyEncoding.objectKeySize), 0)
+                    } ?? nil
                 }
+                guard let (member, position) = entry else { break }
+                guard let member else { throw KeelError(.corrupt, "damaged link entry in \(tree.name)") }
+                try body(member, position)
+                valid = try engine { () throws(StorageError) in try cursor?.next() ?? false }
             }
-            guard let (member, position) = entry else { break }
-            guard let member else { throw KeelError(.corrupt, "damaged link entry in \(tree.name)") }
-            try body(member, position)
-            valid = try engine { () throws(StorageError) in try cursor.next() }
         }
     }
 

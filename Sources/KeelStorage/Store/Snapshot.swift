@@ -20,6 +20,8 @@ public final class Snapshot: Sendable {
     private let frames: FrameSequence
     /// The reader registration, nil once closed. Guards use and close: one read at a time.
     private let registration: Mutex<Int?>
+    /// Tree roots looked up by this snapshot's reads: its catalog never changes.
+    private let roots = TreeRoots()
 
     init(pager: Pager) {
         let (id, frames, transaction) = pager.beginRead()
@@ -36,7 +38,7 @@ public final class Snapshot: Sendable {
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         try registration.withLock { (id: inout Int?) throws -> R in
             guard id != nil else { throw StorageError(.closed, "the snapshot is closed") }
-            let txn = ReadTransaction(pages: ReadPages(pager: pager, snapshot: frames), transaction: transaction)
+            let txn = ReadTransaction(pages: ReadPages(pager: pager, snapshot: frames), transaction: transaction, roots: roots)
             defer { txn.end() }
             return try body(txn)
         }

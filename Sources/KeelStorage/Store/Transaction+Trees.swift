@@ -1,5 +1,7 @@
 // Named trees through the catalog.
 
+import Synchronization
+
 extension ReadTransaction {
     var readPages: ReadPages {
         source as! ReadPages  // safe: a ReadTransaction that is not a WriteTransaction is built over ReadPages
@@ -16,13 +18,20 @@ extension ReadTransaction {
     /// The tree called `name`, or nil when there is none.
     public func tree(_ name: String) throws(StorageError) -> Tree? {
         checkOpen()
+        if let roots, let known = roots[name] {
+            return known.map { Tree(name: name, root: $0, transaction: self) }
+        }
+        let root = try catalogRoot(of: name)
+        roots?[name] = root
+        return root.map { Tree(name: name, root: $0, transaction: self) }
+    }
+
+    /// The root of the tree called `name` as the catalog of this transaction has it.
+    private func catalogRoot(of name: String) throws(StorageError) -> PageNumber? {
         let catalog = try catalog
         if catalog.tree.root.rawValue == 0 { return nil }  // a new store opened read-only: no catalog yet
-        let root: PageNumber?
-        if let w = self as? WriteTransaction { root = try catalog.root(of: name, in: w.pages) }
-        else { root = try catalog.root(of: name, in: readPages) }
-        guard let root else { return nil }
-        return Tree(name: name, root: root, transaction: self)
+        if let w = self as? WriteTransaction { return try catalog.root(of: name, in: w.pages) }
+        return try catalog.root(of: name, in: readPages)
     }
 
     /// The names of every tree, in order.
@@ -59,5 +68,26 @@ extension WriteTransaction {
     func createCatalog() throws(StorageError) {
         let root = try BTree.create(in: pages)
         pages.meta.catalogRoot = root
+    }
+}
+
+/// The roots of the trees one `Snapshot` has looked up, by name (nil: no such tree). A snapshot's
+/// reads all see one commit, so its catalog — every tree's root — never changes under it: each
+/// name is looked up in the catalog once per snapshot instead of once per read (a fetch opens a
+/// read per chunk, and each names its index, object and link trees). Bounded: past `limit`
+/// names, further ones are looked up every time.
+final class TreeRoots: Sendable {
+    static let limit = 1024
+    private let table = Mutex<[String: PageNumber?]>([:])
+
+    /// The root found for `name` (`.some(nil)`: known absent), nil when not looked up yet.
+    subscript(name: String) -> PageNumber?? {
+        get { table.withLock { $0[name] } }
+        set {
+            guard let root = newValue else { return }
+            table.withLock { t in
+                if t.count < Self.limit || t[name] != nil { t[name] = root }
+            }
+        }
     }
 }

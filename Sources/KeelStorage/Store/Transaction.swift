@@ -6,10 +6,14 @@ public class ReadTransaction {
     /// The last transaction included in this snapshot.
     public let transaction: TransactionID
     var isOpen = true
+    /// The tree roots already found in the catalog, shared by every read of one `Snapshot` (whose
+    /// catalog never changes); nil for `Store.read` and write transactions.
+    let roots: TreeRoots?
 
-    init(pages: any PageSource, transaction: TransactionID) {
+    init(pages: any PageSource, transaction: TransactionID, roots: TreeRoots? = nil) {
         self.source = pages
         self.transaction = transaction
+        self.roots = roots
     }
 
     func end() { isOpen = false }

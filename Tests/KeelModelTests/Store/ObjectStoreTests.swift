@@ -105,6 +105,84 @@ struct ObjectStoreTests {
         }
     }
 
+    @Test("to-many members of many owners at once (one cursor) equal the saved links and reads one by one (differential)")
+    func membersOfManyOwners() throws {
+        let f = try StoreFixture()
+        let seed = SeededRandom.seedFromEnvironment()
+        print("members(of:field:) differential: seed \(seed) (replay with KEEL_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        // 60 departments, a third of them empty, the rest with 1 to ~300 employees (their link
+        // entries span many leaves); employees mentor each other (a to-many on the fetched
+        // entity itself, most lists empty); projects with ordered member lists.
+        let departments = try f.store.batchInsert(
+            entity: f.model.id("Department"), objects: (0..<60).map { i in f.values("Department", ["name": .string("D\(i)")]) }
+        ).inserted
+        var staffed: [ObjectID: Set<ObjectID>] = [:]
+        var mentees: [ObjectID: Set<ObjectID>] = [:]
+        var employees: [ObjectID] = []
+        for entity in ["Employee", "Manager"] {
+            var rows: [[Int: Value]] = []
+            var homes: [ObjectID?] = []
+            var mentors: [ObjectID?] = []
+            for i in 0..<2_000 {
+                let home = Int.random(in: 0..<3, using: &rng) == 0 ? nil : departments[Int.random(in: 0..<40, using: &rng)]
+                let mentor = employees.isEmpty || i % 7 != 0 ? nil : employees[Int.random(in: 0..<min(employees.count, 30), using: &rng)]
+                var named: [String: Value] = ["name": .string("\(entity) \(i)")]
+                if let home { named["department"] = .object(home) }
+                if let mentor { named["mentor"] = .object(mentor) }
+                rows.append(f.values(entity, named))
+                homes.append(home)
+                mentors.append(mentor)
+            }
+            let inserted = try f.store.batchInsert(entity: f.model.id(entity), objects: rows).inserted
+            for (id, (home, mentor)) in zip(inserted, zip(homes, mentors)) {
+                if let home { staffed[home, default: []].insert(id) }
+                if let mentor { mentees[mentor, default: []].insert(id) }
+            }
+            employees += inserted
+        }
+        var projects: [ObjectID: [ObjectID]] = [:]
+        var changes: [Change] = []
+        for i in 0..<30 {
+            let p = try f.new("Project")
+            let members = (0..<Int.random(in: 0...5, using: &rng)).map { _ in employees[Int.random(in: 0..<employees.count, using: &rng)] }
+            var unique: [ObjectID] = []
+            for m in members where !unique.contains(m) { unique.append(m) }
+            changes.append(.insert(p, values: f.values("Project", ["title": .string("P\(i)")])))
+            if !unique.isEmpty { changes.append(.add(p, field: f.model.field("Project", "members"), members: unique, at: nil)) }
+            projects[p] = unique
+        }
+        _ = try f.store.save(ChangeSet(changes: changes))
+        let s = try f.store.snapshot()
+        defer { s.close() }
+        let cases: [(owners: [ObjectID], entity: String, field: String, truth: (ObjectID) -> [ObjectID], ordered: Bool)] = [
+            (departments, "Department", "employees", { staffed[$0].map { Array($0).sorted() } ?? [] }, false),
+            (employees, "Employee", "mentees", { mentees[$0].map { Array($0).sorted() } ?? [] }, false),
+            (Array(projects.keys), "Project", "members", { projects[$0] ?? [] }, true),
+        ]
+        for (owners, entity, name, truth, ordered) in cases {
+            let field = f.model.field(entity, name)
+            for round in 0..<12 {
+                var asked: [ObjectID] = []
+                for _ in 0..<Int.random(in: 1...300, using: &rng) {
+                    switch Int.random(in: 0..<10, using: &rng) {
+                    case 0: asked.append(ObjectID(entity: owners[0].entity, number: UInt64.random(in: 1...99_999, using: &rng)))
+                    case 1 where !asked.isEmpty: asked.append(asked[Int.random(in: 0..<asked.count, using: &rng)])
+                    default: asked.append(owners[Int.random(in: 0..<owners.count, using: &rng)])
+                    }
+                }
+                if round % 3 == 0 { asked.sort() }
+                let many = try s.members(of: asked, field: field)
+                #expect(many.count == asked.count)
+                for (id, members) in zip(asked, many) {
+                    let expected = truth(id)
+                    #expect((ordered ? members : members.sorted()) == expected, "\(entity).\(name) round \(round), \(id)")
+                    #expect(members == (try s.members(of: id, field: field)), "\(entity).\(name) round \(round), \(id)")
+                }
+            }
+        }
+    }
+
     @Test("a snapshot keeps its state while later saves commit")
     func snapshotIsolation() throws {
         let f = try StoreFixture()

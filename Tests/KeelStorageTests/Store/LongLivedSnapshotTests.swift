@@ -36,6 +36,57 @@ struct LongLivedSnapshotTests {
         }
     }
 
+    @Test("a snapshot's tree roots, looked up once and kept (TreeRoots), stay its commit's while trees grow, are dropped, created and re-created")
+    func cachedRoots() throws {
+        try withVerifiedStore { store in
+            try store.write { txn in
+                try txn.createTree("grows").put(key: numberedKey(0), value: [0])
+                try txn.createTree("dropped").put(key: numberedKey(0), value: [1])
+            }
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            // What a snapshot's reads see: each tree's count and first value, nil when it has none.
+            func seen(_ s: Snapshot) throws -> [[UInt8]?] {
+                try s.read { txn in
+                    try ["grows", "dropped", "created"].map { name -> [UInt8]? in
+                        guard let tree = try txn.tree(name) else { return nil }
+                        var cursor = try tree.cursor()
+                        guard try cursor.seekFirst() else { return [] }
+                        return [UInt8(try tree.count() % 256)] + (try cursor.value())
+                    }
+                }
+            }
+            #expect(try seen(snapshot) == [[1, 0], [1, 1], nil])
+            for round in 1...3 {
+                try store.write { txn in
+                    // Enough keys of 200 bytes to split the root each round.
+                    for i in 0..<400 { try txn.openTree("grows").put(key: numberedKey(round * 1000 + i), value: [UInt8](repeating: 7, count: 200)) }
+                    if round == 1 {
+                        try txn.dropTree("dropped")
+                        try txn.createTree("created").put(key: numberedKey(0), value: [2])
+                    }
+                    if round == 2 {
+                        // The name again, a new tree (its root wherever the allocator puts it).
+                        let again = try txn.createTree("dropped")
+                        for i in 0..<3 { try again.put(key: numberedKey(i), value: [9]) }
+                    }
+                }
+                // Twice: the first read may look up, the second reads what was kept.
+                #expect(try seen(snapshot) == [[1, 0], [1, 1], nil], "round \(round)")
+                #expect(try seen(snapshot) == [[1, 0], [1, 1], nil], "round \(round), again")
+            }
+            let fresh = try store.snapshot()
+            defer { fresh.close() }
+            #expect(try seen(fresh) == [[UInt8(1201 % 256), 0], [3, 9], [1, 2]])
+            // Past the limit of kept names, lookups still answer (from the catalog each time).
+            let names = (0..<(TreeRoots.limit + 50)).map { "absent-\($0)" }
+            for _ in 0..<2 {
+                #expect(try fresh.read { txn in try names.allSatisfy { try txn.tree($0) == nil } })
+                #expect(try seen(fresh) == [[UInt8(1201 % 256), 0], [3, 9], [1, 2]])
+            }
+        }
+    }
+
     @Test("I7: a snapshot held past the log limit gets SNAPSHOT_TOO_OLD and the log is reset")
     func tooOld() throws {
         try withVerifiedStore(configure: { $0.maxLogBytes = 256 << 10 }) { store in
