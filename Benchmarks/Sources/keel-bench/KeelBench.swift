@@ -39,6 +39,9 @@ struct KeelBench: ParsableCommand {
     @Option(help: "Seed of the data set and of the random read and scan orders.")
     var seed: UInt64 = 20_251_121
 
+    @Flag(help: "Object rows: Keel checkpoints on the committing thread (the engine's default) instead of the object store's background checkpointer, for before/after runs.")
+    var keelInlineCheckpoints = false
+
     @Option(help: .hidden)
     var contextMemoryProbe: String?
 
@@ -62,7 +65,8 @@ struct KeelBench: ParsableCommand {
             #endif
         }
         let started = monotonicNanos()
-        let plan = Plan(quick: quick, suite: suite, workloads: workloads, keys: keys, objects: objects, seed: seed)
+        var plan = Plan(quick: quick, suite: suite, workloads: workloads, keys: keys, objects: objects, seed: seed)
+        plan.keelInlineCheckpoints = keelInlineCheckpoints
         let root = try FileManager.default.temporaryDirectoryPath(in: dir)
         defer { try? FileManager.default.removeItem(atPath: root) }
         progress("working in \(root)")

@@ -7,7 +7,10 @@ protocol ObjectBenchEngine {
     static var name: String { get }
     /// Opens (creating) a fresh store in `directory` (empty, its own) and creates the
     /// departments of `data` (untimed), one transaction.
-    static func open(directory: String, data: EmployeeSet) throws -> any ObjectBenchStore
+    /// `plan.keelInlineCheckpoints`: Keel checkpoints on the committing thread (the engine's
+    /// default) instead of on the background checkpointer (the object store's), for before/after
+    /// runs of the same binary.
+    static func open(directory: String, data: EmployeeSet, plan: Plan) throws -> any ObjectBenchStore
 }
 
 /// One store of the object workloads. Every method is called from one thread.
@@ -45,6 +48,11 @@ protocol ObjectBenchStore: AnyObject {
     func employeeCount(department d: Int) throws -> Int
     /// Moves the log into the store file (untimed, before the reads).
     func checkpoint() throws
+    /// Waits until work that the last call left running in the background has finished (Keel:
+    /// the background checkpointer, `ObjectStore.waitForBackgroundCheckpoints`; SQLite has none).
+    /// The insert calls wait for it themselves, inside their timing; after a cascade the harness
+    /// calls this untimed, before the other engine's turn, and reports how long it took.
+    func waitForBackgroundWork() throws
     var directory: String { get }
     func close() throws
 }

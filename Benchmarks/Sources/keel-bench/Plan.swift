@@ -78,6 +78,9 @@ struct Plan: Codable, Sendable {
     var cascadeRounds = 3
     /// Pending inserts of the context-memory figure (issue 3: 100k).
     var contextPendingInserts = 100_000
+    /// `--keel-inline-checkpoints`: the object rows' Keel stores checkpoint on the committing
+    /// thread, as before the background checkpointer (for before/after runs of one binary).
+    var keelInlineCheckpoints = false
     var objectDepartments: Int { max(1, objectEmployees / employeesPerDepartment) }
 
     init(quick: Bool, suite: Suite = .all, workloads: [Workload], keys: Int?, objects: Int? = nil, seed: UInt64) {

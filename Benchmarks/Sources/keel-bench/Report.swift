@@ -110,7 +110,7 @@ extension RunReport {
             out.append("obj-save: the same through a context in a fresh store: ObjectContext.insert per object, save() every \(grouped(plan.objectChunk)); SQLite as in obj-batch-insert with rowids assigned by SQLite.")
             out.append("obj-store-save: the same without the context: newObjectID per object, then ObjectStore.save(ChangeSet) of \(grouped(plan.objectChunk)) inserts.")
             out.append("obj-fetch: \(grouped(plan.objectFetches)) employees by ID in random order, one read transaction, every attribute materialised; median of \(plan.readRounds) rounds.")
-            out.append("obj-cascade: delete one department with its \(grouped(plan.employeesPerDepartment)) employees (cascade), one durable transaction; ops = employees deleted; median of \(plan.cascadeRounds) departments.")
+            out.append("obj-cascade: delete one department with its \(grouped(plan.employeesPerDepartment)) employees (cascade), one durable transaction; ops = employees deleted; median of \(plan.cascadeRounds) departments; Keel's background checkpoint after each delete is waited for untimed (JSON: roundNBackgroundSeconds).")
         }
         if let m = contextMemory {
             out.append("context memory, \(grouped(m.pendingInserts)) pending inserts: " + (m.peakRSSBytes.map { "peak RSS +" + bytes($0) + " (" + m.note + ")" } ?? m.note))

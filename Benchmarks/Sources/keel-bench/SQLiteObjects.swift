@@ -26,7 +26,7 @@ enum SQLiteObjectEngine: ObjectBenchEngine {
         "CREATE INDEX employee_department ON employee(department_id)",
     ]
 
-    static func open(directory: String, data: EmployeeSet) throws -> any ObjectBenchStore {
+    static func open(directory: String, data: EmployeeSet, plan: Plan) throws -> any ObjectBenchStore {
         try SQLiteObjectStore(directory: directory, data: data)
     }
 }
@@ -154,6 +154,9 @@ final class SQLiteObjectStore: ObjectBenchStore {
     func prepareDelete(_ d: Int) throws {}
 
     func checkpoint() throws { try db.checkpointTruncate() }
+
+    /// SQLite runs its checkpoints (WAL autocheckpoint) inside the committing call.
+    func waitForBackgroundWork() throws {}
 
     func deleteDepartment(_ d: Int) throws -> Int {
         try db.exec("BEGIN")

@@ -61,7 +61,9 @@ struct ContextOverlay {
     let model: Model
     /// What the overlay lies over; nil until the context's first read after open, save, rollback
     /// or refresh.
-    var base: (any ObjectReader)?
+    var base: (any ObjectReader)? {
+        didSet { lastBaseTarget = nil }
+    }
 
     private(set) var rows: [ObjectID: PendingRow] = [:]
     private(set) var members: [MemberKey: PendingMembers] = [:]
@@ -75,6 +77,13 @@ struct ContextOverlay {
     private var journaledRows: Set<ObjectID> = []
     private var journaledMembers: Set<MemberKey> = []
     private var marks: (log: Int, inserted: Int) = (0, 0)
+    /// The last object `touchOriginal` found with its original recorded: the next touch of the
+    /// same object (every insert of a batch links to the same department) skips the lookup.
+    /// Cleared whenever originals are dropped (undo, reset).
+    private var lastOriginal: ObjectID?
+    /// The last to-one target `targetExists` found in the base (not a pending insert): it exists
+    /// until the context deletes it (`deleted`, checked first) or the base changes (cleared).
+    private var lastBaseTarget: ObjectID?
 
     init(model: Model) {
         self.model = model
@@ -107,6 +116,7 @@ struct ContextOverlay {
 
     /// Reverses everything since `begin()`.
     mutating func undo() {
+        lastOriginal = nil
         for entry in journal.reversed() {
             switch entry {
             case .row(let id, let previous): rows[id] = previous
@@ -140,6 +150,7 @@ struct ContextOverlay {
         members.removeAll(keepingCapacity: keep)
         deleted = []
         originals = [:]
+        lastOriginal = nil
         log.removeAll(keepingCapacity: keep)
         insertedCount = 0
         if keepTransients {
@@ -203,9 +214,28 @@ struct ContextOverlay {
         rows[id] = PendingRow(values: stored.values, version: stored.version, isInserted: false, liveInsert: -1)
     }
 
+    /// `exists` for the to-one target of a fast insert: every insert of a batch names the same
+    /// department, so the last target found in the base is remembered (`lastBaseTarget`) instead
+    /// of being read from the snapshot again. `mutating` also lets the context call it in place:
+    /// a non-mutating call on its stored overlay copied the whole overlay first (a retain per
+    /// table, per insert).
+    mutating func targetExists(_ id: ObjectID) throws(KeelError) -> Bool {
+        if !deleted.isEmpty, deleted.contains(id) { return false }
+        if id == lastBaseTarget { return true }
+        if rows[id] != nil { return true }
+        guard try reader().object(id) != nil else { return false }
+        lastBaseTarget = id
+        return true
+    }
+
     /// Records the base row of a pre-existing object at its first change.
     mutating func touchOriginal(_ id: ObjectID) throws(KeelError) {
-        if originals[id] != nil || rows[id]?.isInserted == true { return }
+        if id == lastOriginal { return }
+        if originals[id] != nil {
+            lastOriginal = id
+            return
+        }
+        if rows[id]?.isInserted == true { return }
         if let row = rows[id] {
             // A pending row always has its original; keep going defensively.
             recordOriginal(StoredObject(id: id, version: row.version, values: row.values))

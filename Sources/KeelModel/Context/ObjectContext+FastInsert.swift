@@ -112,7 +112,7 @@ extension ObjectContext {
                 case .object(let target):
                     guard model[destination].includes(target.entity) else { return nil }
                     try prepare()
-                    guard (try? overlay.exists(target)) == true else { return nil }
+                    guard (try? overlay.targetExists(target)) == true else { return nil }
                     row[field] = value
                     links.append((target, field, inverseField))
                 default: return nil

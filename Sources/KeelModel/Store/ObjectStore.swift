@@ -106,6 +106,12 @@ public final class ObjectStore: Sendable {
         for store in stores { _ = try engine { () throws(StorageError) in try store.checkpoint() } }
     }
 
+    /// Waits until every store's background checkpointer has finished what the saves so far
+    /// asked of it (`StoreOptions.checkpointInBackground`).
+    public func waitForBackgroundCheckpoints() throws(KeelError) {
+        for store in stores { try engine { () throws(StorageError) in try store.waitForBackgroundCheckpoint() } }
+    }
+
     func storeIndex(of entity: EntityID) -> Int { layout.storeOf[entity.index] }
 }
 

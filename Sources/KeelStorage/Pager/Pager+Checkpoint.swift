@@ -42,11 +42,24 @@ extension Pager {
     }
 
     /// The automatic checkpoint: runs only if it is still needed once the writer lock is held
-    /// (committers that saw the log past the threshold together run one checkpoint, not one each).
+    /// (committers that saw the log past the threshold together run one checkpoint, not one each),
+    /// and never once the pager is retired (closed or replaced by compaction: a background
+    /// checkpoint that waited for the lock while the store closed does nothing).
     func checkpointIfNeeded() throws(StorageError) {
         try writer.withLock { (w: inout WriterState) throws(StorageError) in
-            guard needsCheckpoint else { return }
+            guard !w.retired, needsCheckpoint else { return }
             _ = try checkpointLocked(.passive, writer: &w)
+        }
+    }
+
+    /// The automatic checkpoint as a committer or the background checkpointer runs it: a failure
+    /// is logged, not thrown (the commit that asked for it is durable; a failed page-file write
+    /// has fail-stopped the store, I6).
+    func runAutomaticCheckpoint() {
+        do throws(StorageError) {
+            try checkpointIfNeeded()
+        } catch {
+            logger.error("automatic checkpoint failed", metadata: ["store.path": "\(path)", "error": "\(error)"])
         }
     }
 

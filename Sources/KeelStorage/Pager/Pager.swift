@@ -68,6 +68,8 @@ final class Pager: @unchecked Sendable {
     /// empty the log (a reader held an older snapshot); 0 after one that did. Written by
     /// checkpoints (under the writer lock), read after every commit.
     let checkpointRetryBytes = Atomic<UInt64>(0)
+    /// Runs the automatic checkpoint off the committing thread (`options.checkpointInBackground`).
+    let backgroundCheckpointer = BackgroundCheckpointer()
 
     init(
         options: StoreOptions, path: String, logPath: String, pageFile: any StorageFile, log: WriteAheadLog,

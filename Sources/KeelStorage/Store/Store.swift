@@ -97,18 +97,26 @@ public final class Store: Sendable {
     }
 
     /// Waits until the commit of `ticket` is durable (sync mode full; at once otherwise), then
-    /// runs the automatic checkpoint when the log has grown past its threshold. Throws when the
-    /// log could not be synced (the store is then fail-stopped, I4).
+    /// runs the automatic checkpoint when the log has grown past its threshold — or, with
+    /// `checkpointInBackground`, asks the background checkpointer for it and returns. Throws when
+    /// the log could not be synced (the store is then fail-stopped, I4).
     public func waitDurable(_ ticket: CommitTicket) throws(StorageError) {
         let pager = ticket.pager
         if let sequence = ticket.sequence, options.syncMode == .full { try pager.groupCommit.waitDurable(sequence) }
         if pager.needsCheckpoint {
-            do {
-                try pager.checkpointIfNeeded()
-            } catch {
-                logger.error("automatic checkpoint failed", metadata: ["store.path": "\(path)", "error": "\(error)"])
+            if options.checkpointInBackground {
+                pager.backgroundCheckpointer.request(pager)
+            } else {
+                pager.runAutomaticCheckpoint()
             }
         }
+    }
+
+    /// Waits until the background checkpointer (`checkpointInBackground`) has finished what the
+    /// commits so far asked of it; returns at once when nothing is asked for. A benchmark or a
+    /// test that must not overlap the checkpoint with other work calls it.
+    public func waitForBackgroundCheckpoint() throws(StorageError) {
+        try pager().backgroundCheckpointer.waitIdle()
     }
 
     /// Copies committed changes into the page file and resets the log when it can (readers with
@@ -136,6 +144,9 @@ public final class Store: Sendable {
         } catch {
             failure = error
         }
+        // A background checkpoint that waited for the lock above finds the pager retired and
+        // ends; none outlives the store.
+        pager.backgroundCheckpointer.waitIdle()
         pager.closeFiles()
         if let failure { throw failure }
     }

@@ -28,6 +28,13 @@ public struct StoreOptions: Sendable {
     /// reader is cut off (`snapshotTooOld`) so the log cannot grow without bound (the automatic
     /// checkpoint that does it runs within a quarter of `checkpointThresholdBytes` past it).
     public var maxLogBytes: UInt64 = 512 << 20
+    /// Run the automatic checkpoint on a background thread (BackgroundCheckpointer.swift): the
+    /// commit that passes the threshold returns once it is durable, and the checkpoint follows on
+    /// another thread (commits wait for it only if they come while it runs: it holds the writer
+    /// lock). Off: the committer runs it before its `write` returns. Off by default for the engine
+    /// (its tests step through checkpoints one file operation at a time); the object store and
+    /// keeld turn it on (`ObjectStoreOptions`, keeld's `checkpointInBackground` setting).
+    public var checkpointInBackground = false
     /// The log file grows in steps of this many bytes (allocated and zero-filled up front).
     public var logPreallocationBytes: UInt64 = 8 << 20
     /// Compress log frames with LZ4 when that saves at least 1/8 of a page. Off by default: LZ4

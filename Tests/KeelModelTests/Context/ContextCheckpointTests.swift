@@ -13,9 +13,10 @@ struct ContextCheckpointTests {
     static let threshold: UInt64 = 256 << 10
 
     /// A store with a small checkpoint threshold holding one saved team.
-    static func fixture(team name: String) throws -> (StoreFixture, ObjectID) {
+    static func fixture(team name: String, background: Bool = false) throws -> (StoreFixture, ObjectID) {
         let fixture = try StoreFixture(model: ModelLoader.load(text: ContextFastInsertTests.modelText)) { options in
             options.storage.checkpointThresholdBytes = threshold
+            options.storage.checkpointInBackground = background
         }
         let setup = ObjectContext(store: fixture.store)
         let team = try setup.insert(entity: "Team", typedValues: ["name": .string(name)])
@@ -23,9 +24,10 @@ struct ContextCheckpointTests {
         return (fixture, team)
     }
 
-    @Test("a context that reads and saves in a loop lets the save's checkpoint empty the log")
-    func loopKeepsLogBounded() throws {
-        let (fixture, team) = try Self.fixture(team: "T")
+    @Test("a context that reads and saves in a loop lets the save's checkpoint empty the log (inline and on the background checkpointer)",
+          arguments: [false, true])
+    func loopKeepsLogBounded(background: Bool) throws {
+        let (fixture, team) = try Self.fixture(team: "T", background: background)
         let context = ObjectContext(store: fixture.store)
         let filler = String(repeating: "x", count: 3_000)
         var largestGrowth: UInt64 = 0
@@ -40,6 +42,7 @@ struct ContextCheckpointTests {
             #expect(context.hasSnapshot)
             try context.save()
             #expect(!context.hasSnapshot)
+            if background { try fixture.store.waitForBackgroundCheckpoints() }
             let after = try fixture.store.stores[0].statistics().logFrameBytes
             if after >= before {
                 largestGrowth = max(largestGrowth, after - before)

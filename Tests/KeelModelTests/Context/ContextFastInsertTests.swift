@@ -119,4 +119,74 @@ struct ContextFastInsertTests {
         let lead = try fast.insert(entity: "Member", typedValues: ["name": .string("lead"), "leads": .objects([teams[2]])])
         #expect(try fast.overlay.value(of: teams[2], field: model.entity(named: "Team")!.field(named: "lead")!) == .object(lead))
     }
+
+    @Test("a team's original, found again from insert to insert without a lookup, is dropped by an undone command and taken again by the next")
+    func originalAfterUndo() throws {
+        let (fast, _, teams, _) = try Self.pair()
+        // Two inserts into the same team: the second finds the original without looking it up.
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
+        #expect(fast.overlay.originals[teams[0]] != nil)
+        // A command that touches another team's original (twice: the second finds it remembered)
+        // and then fails: undone, original and all.
+        #expect(throws: KeelError.self) {
+            try fast.perform { (o) throws(KeelError) in
+                try o.touchOriginal(teams[1])
+                try o.touchOriginal(teams[1])
+                throw KeelError(.type, "fails after the touch")
+            }
+        }
+        #expect(fast.overlay.originals[teams[1]] == nil)
+        // The undo forgot the remembered object too: touching it again records its original again.
+        try fast.perform { (o) throws(KeelError) in try o.touchOriginal(teams[1]) }
+        #expect(fast.overlay.originals[teams[1]] != nil)
+        // A failed command right after a remembered touch: team 0's original (from an earlier,
+        // committed command) stays, and the next insert into team 0 still links it.
+        #expect(throws: KeelError.self) {
+            try fast.perform { (o) throws(KeelError) in
+                try o.touchOriginal(teams[0])
+                throw KeelError(.type, "fails after the touch")
+            }
+        }
+        #expect(fast.overlay.originals[teams[0]] != nil)
+        // After a save every original is gone, and the next insert into team 0 records it anew.
+        try fast.save()
+        #expect(fast.overlay.originals.isEmpty)
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[0])])
+        #expect(fast.overlay.originals[teams[0]] != nil)
+        try fast.save()
+        #expect(try fast.count(entity: "Member") == 3)
+    }
+
+    @Test("a remembered to-one target stops counting once the context deletes it or its new snapshot has lost it")
+    func rememberedTargetGone() throws {
+        let model = try ModelLoader.load(text: Self.modelText)
+        let store = MemoryStore(model: model)
+        let setup = ObjectContext(store: store)
+        let teams = try (0..<2).map { i in try setup.insert(entity: "Team", values: ["name": .string("T\(i)")]) }
+        try setup.save()
+        let context = ObjectContext(store: store)
+        _ = try context.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
+        _ = try context.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
+        // Another client deletes team 0; after a refresh the context reads a snapshot without it.
+        let other = ObjectContext(store: store)
+        try other.delete(teams[0])
+        try other.save()
+        context.refresh()
+        do {
+            _ = try context.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[0])])
+            Issue.record("an insert into a team the snapshot no longer has was accepted")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+        // The context itself deletes team 1 after linking to it: the next link is refused too.
+        _ = try context.insert(entity: "Member", typedValues: ["name": .string("d"), "team": .object(teams[1])])
+        try context.delete(teams[1])
+        do {
+            _ = try context.insert(entity: "Member", typedValues: ["name": .string("e"), "team": .object(teams[1])])
+            Issue.record("an insert into a team the context deleted was accepted")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+    }
 }

@@ -18,6 +18,7 @@ struct MultiStoreCrashTests {
         o.storage.syncMode = .full
         o.storage.logPreallocationBytes = 64 << 10
         o.storage.checkpointThresholdBytes = 1 << 20
+        o.storage.checkpointInBackground = false  // the crash points come in one order
         return o
     }
 

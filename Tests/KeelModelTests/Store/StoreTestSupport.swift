@@ -94,6 +94,9 @@ struct StoreFixture {
         options.storage.syncMode = .full
         options.storage.logPreallocationBytes = 256 << 10
         options.storage.checkpointThresholdBytes = 1 << 20
+        // Checkpoints inline, where the tests can count them (the background checkpointer has
+        // its own tests: BackgroundCheckpointTests, ContextCheckpointTests).
+        options.storage.checkpointInBackground = false
         options.storage.cacheSizeBytes = 8 << 20
         configure(&options)
         self.options = options

@@ -20,9 +20,10 @@ enum CrashWorkload {
     static let transactionCount = 40
     static let path = "/crash/store.keel"
 
-    static func options(_ fs: any FileSystem, syncMode: SyncMode = .full) -> StoreOptions {
+    static func options(_ fs: any FileSystem, syncMode: SyncMode = .full, background: Bool = false) -> StoreOptions {
         var options = testOptions(fs, syncMode: syncMode)
         options.checkpointThresholdBytes = 8 << 10
+        options.checkpointInBackground = background
         return options
     }
 
@@ -110,12 +111,15 @@ enum CrashWorkload {
         var error: (any Error)?
     }
 
-    /// Runs the workload on `fs` until the first error.
-    static func run(on fs: any FileSystem, syncMode: SyncMode = .full) -> Outcome {
+    /// Runs the workload on `fs` until the first error. `background`: the automatic checkpoints
+    /// run on the background checkpointer, and the run waits for each before its next write, so
+    /// the file operations (and the crash point) come in the same order every run; a crash inside
+    /// a background checkpoint fails that checkpoint on its thread and the next write here.
+    static func run(on fs: any FileSystem, syncMode: SyncMode = .full, background: Bool = false) -> Outcome {
         var outcome = Outcome()
         let store: Store
         do {
-            store = try Store.open(at: path, options: options(fs, syncMode: syncMode), logger: quietLogger)
+            store = try Store.open(at: path, options: options(fs, syncMode: syncMode, background: background), logger: quietLogger)
         } catch {
             outcome.error = error
             return outcome
@@ -130,6 +134,7 @@ enum CrashWorkload {
                 return outcome
             }
             outcome.acknowledged = i
+            if background { try? store.waitForBackgroundCheckpoint() }
             // An automatic checkpoint after this commit completed: everything up to it is durable.
             if let count = try? store.statistics().checkpoints, count > checkpoints {
                 checkpoints = count
@@ -195,6 +200,15 @@ enum CrashWorkload {
 
     /// The number of file operations of an uncrashed run.
     static func cleanOperationCount() throws -> Int { try cleanOperationCountFixture.get() }
+    /// The same with the background checkpointer.
+    static func cleanOperationCountInBackground() throws -> Int { try cleanOperationCountInBackgroundFixture.get() }
+    private static let cleanOperationCountInBackgroundFixture = Fixture<Int> {
+        let fs = CrashSimulatingFileSystem()
+        let outcome = run(on: fs, background: true)
+        try #require(outcome.error == nil && outcome.acknowledged == transactionCount, "the clean run failed: \(String(describing: outcome.error))")
+        #expect(outcome.checkpointed > transactionCount / 2, "no background checkpoint ran after the explicit one")
+        return fs.operationCount
+    }
     private static let cleanOperationCountFixture = Fixture<Int> {
         let fs = CrashSimulatingFileSystem()
         let outcome = run(on: fs)
@@ -244,6 +258,26 @@ struct CrashRecoveryTests {
         // The sweep really crossed the workload: early crashes recover little, late ones everything.
         #expect(prefixes[0] != nil && prefixes[CrashWorkload.transactionCount] != nil, "prefixes seen: \(prefixes)")
         print("[CrashRecoveryTests] \(mode): \(n + 1) crash points × \(variants); recovered prefixes \(prefixes.sorted { $0.key < $1.key })")
+    }
+
+    @Test("I1 I2 I8: with the background checkpointer, crashed at every operation (inside its checkpoints too), recovery keeps every acknowledged commit and no partial one",
+          arguments: CrashMode.allCases)
+    func crashAtEveryOperationInBackground(mode: CrashMode) throws {
+        let n = try CrashWorkload.cleanOperationCountInBackground()
+        var prefixes: [Int: Int] = [:]
+        for k in 1...(n + 1) {
+            let fs = CrashSimulatingFileSystem()
+            fs.crash(after: k)
+            let outcome = CrashWorkload.run(on: fs, background: true)
+            let seed = CrashWorkload.tornSeed(k)
+            let image = fs.crashedImage(mode: mode, seed: seed)
+            let context = "background checkpoints, crash at operation \(k) of \(n), mode \(mode), acknowledged \(outcome.acknowledged)"
+            if k <= n { #expect(fs.isCrashed, "\(context): the crash never fired") }
+            if let prefix = try CrashWorkload.checkRecovery(image, outcome: outcome, context: context) {
+                prefixes[prefix, default: 0] += 1
+            }
+        }
+        #expect(prefixes[0] != nil && prefixes[CrashWorkload.transactionCount] != nil, "prefixes seen: \(prefixes)")
     }
 
     @Test("I2: sync mode normal, crashed at every operation: a process crash loses nothing; a power cut loses at most the commits since the last checkpoint, none partially",

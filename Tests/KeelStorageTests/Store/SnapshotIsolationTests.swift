@@ -96,10 +96,15 @@ enum Accounts {
 
 @Suite("Snapshot isolation: readers on several threads see one commit each; the writer is never blocked")
 struct SnapshotIsolationTests {
-    @Test("I5 I7: four readers always sum the accounts to the constant while a writer transfers and checkpoints")
-    func invariantSum() throws {
+    @Test("I5 I7: four readers always sum the accounts to the constant while a writer transfers and checkpoints (inline and on the background checkpointer)",
+          arguments: [false, true])
+    func invariantSum(background: Bool) throws {
         let seed = testSeed("SnapshotIsolationTests.invariantSum")
-        try withVerifiedStore(syncMode: .normal, configure: { $0.cacheSizeBytes = 16 * 4096; $0.checkpointThresholdBytes = 48 << 10 }) { store in
+        try withVerifiedStore(syncMode: .normal, configure: {
+            $0.cacheSizeBytes = 16 * 4096
+            $0.checkpointThresholdBytes = 48 << 10
+            $0.checkpointInBackground = background
+        }) { store in
             try Accounts.create(store)
             let failures = ThreadFailures()
             let writerDone = SharedCounter()
