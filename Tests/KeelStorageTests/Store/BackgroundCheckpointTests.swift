@@ -46,7 +46,9 @@ struct BackgroundCheckpointTests {
                 try Self.workload(store, count: 20, waitEach: false)
                 try store.waitForBackgroundCheckpoint()
                 let after = try store.statistics().logFrameBytes
-                if after < before { resets += 1 }
+                // Each round appends frames, so a log that ends it shorter than it began, or
+                // empty, was reset during it (which of the two depends on when the thread ran).
+                if after < before || after == 0 { resets += 1 }
                 largest = max(largest, after)
                 before = after
             }
