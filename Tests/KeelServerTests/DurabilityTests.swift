@@ -44,14 +44,20 @@ struct DurabilityTests {
         var rng = SplitMix64(seed: seed)
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
+        // The smallest checkpoint threshold, so that background checkpoints (the default) run
+        // all the time and the kill lands in them too.
+        try keeld.configure(["checkpointThresholdBytes": 65_536])
         try keeld.start()
         var acknowledged: Set<String> = []
+        var checkpoints = 0
         let rounds = Self.slow ? 20 : 3
         for round in 0..<rounds {
             let record = LoadRecord()
             let writers = LoadClients.start(
                 socket: keeld.socketPath, writers: 4, prefix: "k\(round)", record: record, deadline: Date().addingTimeInterval(60))
             usleep(UInt32(100_000 + rng.next() % 700_000))
+            let stats = try keeld.connect().request("s STATS")
+            checkpoints += Int(stats.payload?["files"]?["Default"]?["checkpoints"]?.intValue ?? 0)
             keeld.kill()
             _ = writers.wait(timeout: .now() + 60)
             #expect(record.violations.isEmpty, "round \(round): \(record.violations.prefix(3))")
@@ -59,8 +65,9 @@ struct DurabilityTests {
             try keeld.start()
             try Self.checkStore(keeld, acknowledged: acknowledged)
         }
-        print("DurabilityTests.killUnderLoad: \(rounds) kills, \(acknowledged.count) acknowledged saves checked")
+        print("DurabilityTests.killUnderLoad: \(rounds) kills, \(acknowledged.count) acknowledged saves checked, \(checkpoints) checkpoints before the kills")
         #expect(!acknowledged.isEmpty, "the writers saved something")
+        #expect(checkpoints > 0, "the load crossed the checkpoint threshold")
         #expect(keeld.stop() == 0)
     }
 

@@ -104,6 +104,8 @@ extension ServerConfiguration {
                 }
             case "checkpointThresholdBytes":
                 if let i = integer(key, value, min: 1 << 16) { checkpointThresholdBytes = UInt64(i) }
+            case "checkpointInBackground":
+                if let b = value.boolValue { checkpointInBackground = b } else { problems.append("checkpointInBackground must be true or false") }
             case "limits":
                 applyLimits(value, &problems)
             case "backupDirectory":

@@ -30,6 +30,9 @@ public struct ServerConfiguration: Sendable {
     public var syncMode: SyncMode = .full
     /// Log bytes after which a store checkpoints on its own.
     public var checkpointThresholdBytes: UInt64 = 32 << 20
+    /// Whether the checkpoint a SAVE triggers runs on each store's background checkpointer
+    /// (true, as an embedded ObjectStore does) or on the thread of the SAVE that triggered it.
+    public var checkpointInBackground: Bool = true
     public var limits = ServerLimits()
     /// Where BACKUP writes its copies (a BACKUP `path` is a name under it).
     public var backupDirectory: String = ".keel/backups"
@@ -59,6 +62,7 @@ public struct ServerConfiguration: Sendable {
         var options = StoreOptions(syncMode: syncMode)
         options.cacheSizeBytes = pageCacheBytes
         options.checkpointThresholdBytes = checkpointThresholdBytes
+        options.checkpointInBackground = checkpointInBackground
         return options
     }
 }
