@@ -19,6 +19,17 @@ import CSQLite3
 import Foundation
 import KeelModel
 
+let usage = """
+    usage: keel-fetch-bench [--count 1000000] [--dir /tmp/keel-fetch-bench] [--model ../config/model.json]
+                            [--only N] [--cache-mib 64] [--queries N] [--cpu]
+      --count N      employees to load (once per --dir; the folder keeps them for later runs)
+      --only N       run row N only (0-based; rows 5 and 6, the fixed cost of a query, run only when named)
+      --cache-mib N  both engines' page caches, MiB (default 64)
+      --queries N    queries per round on every row (to profile one row long enough)
+      --cpu          also print each engine's thread CPU time per query
+    Docs/Performance.md, "Fetch", explains the rows and how to read them.
+    """
+
 var arguments = CommandLine.arguments.dropFirst()
 var count = 1_000_000
 var directory = "/tmp/keel-fetch-bench"
@@ -40,7 +51,10 @@ while let flag = arguments.popFirst() {
     case "--queries":
         guard let n = Int(arguments.popFirst() ?? ""), n > 0 else { print("--queries needs a positive number"); exit(2) }
         queriesOverride = n
-    default: print("unknown flag \(flag)"); exit(2)
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    default: print("unknown flag \(flag)\n\(usage)"); exit(2)
     }
 }
 
