@@ -9,13 +9,7 @@
 // "every string" is [0x20, 0x21). An open-ended comparison (`salary > 1000`) is bounded by its
 // family, so it never reaches null, NaN or another type.
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import KeelStorage
 
 /// A half-open range of keys: `lower` ≤ key < `upper` (nil: no upper bound).
 public struct KeyRange: Sendable, Hashable {
@@ -44,16 +38,11 @@ public struct KeyRange: Sendable, Hashable {
     }
 
     /// Whether `key` lies below the upper bound (always without one): all a forward read that
-    /// started at or after `lower` has to check. Compared with memcmp, a proper prefix first.
+    /// started at or after `lower` has to check. In the engine's key order (`KeyOrder`).
     @inline(__always)
     func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {
         guard let upper else { return true }
-        return upper.withUnsafeBytes { u -> Bool in
-            let n = min(key.count, u.count)
-            guard n > 0, let k = key.baseAddress, let b = u.baseAddress else { return key.count < u.count }
-            let c = memcmp(k, b, n)
-            return c < 0 || (c == 0 && key.count < u.count)
-        }
+        return upper.withUnsafeBytes { KeyOrder.compare(key, $0) < 0 }
     }
 
     /// The smallest byte string greater than every string starting with `prefix` (nil: none,

@@ -80,9 +80,7 @@ extension ObjectSnapshot: IndexReading {
     public func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int {
         try checkEntity(index.declaredIn)
         guard cap > 0 else { return 0 }
-        // Which entities count, by index (an array lookup per entry, not a set probe).
-        var counts = [Bool](repeating: false, count: model.entities.count)
-        for e in family where e.index < counts.count { counts[e.index] = true }
+        let counts = Self.familyMask(family)
         let unique = index.isUnique
         return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
             let tree = try self.tree(txn, TreeLayout.index(index))
@@ -186,11 +184,7 @@ extension ObjectSnapshot: IndexReading {
     ) throws(KeelError) -> [ObjectID] {
         var out: [ObjectID] = []
         out.reserveCapacity(min(size, indexChunkSize))
-        var counted: [Bool] = []
-        for e in family {
-            if e.index >= counted.count { counted += [Bool](repeating: false, count: e.index + 1 - counted.count) }
-            counted[e.index] = true
-        }
+        let counted = familyMask(family)
         var cursor = try engine { () throws(StorageError) in try tree.cursor() }
         let unique = index.isUnique
         while position.range < ranges.count {
@@ -227,6 +221,14 @@ extension ObjectSnapshot: IndexReading {
         }
         position.done = true
         return out
+    }
+
+    /// Which entities `family` holds, by entity number: an array lookup per index entry rather
+    /// than a set probe (an entity number past its end is not in the family).
+    static func familyMask(_ family: Set<EntityID>) -> [Bool] {
+        var mask = [Bool](repeating: false, count: (family.map(\.index).max() ?? -1) + 1)
+        for e in family { mask[e.index] = true }
+        return mask
     }
 
     /// Entries read in descending key order with each run of equal values put in ascending ID order.

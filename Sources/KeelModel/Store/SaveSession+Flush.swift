@@ -44,9 +44,9 @@ struct IndexPuts {
             let failure: KeelError? = bytes.withUnsafeBytes { all in
                 let base = all.baseAddress!
                 spans.sort { a, b in
-                    let n = Int(min(a.count, b.count))
-                    let c = n == 0 ? 0 : memcmp(base + Int(a.start), base + Int(b.start), n)
-                    return c != 0 ? c < 0 : a.count < b.count
+                    KeyOrder.compare(
+                        UnsafeRawBufferPointer(start: base + Int(a.start), count: Int(a.count)),
+                        UnsafeRawBufferPointer(start: base + Int(b.start), count: Int(b.count))) < 0
                 }
                 do throws(KeelError) {
                     for span in spans {

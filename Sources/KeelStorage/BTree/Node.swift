@@ -277,3 +277,12 @@ struct Node {
         return compare(a, bBase, b.count)
     }
 }
+
+/// The engine's key order — unsigned bytes, a proper prefix first (`Node.compare`) — for code
+/// above the B+tree that compares keys itself (KeelModel's index range bounds, its key sorts), so
+/// that nothing there orders keys differently from the tree. Negative, zero or positive.
+package enum KeyOrder {
+    package static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        Node.compare(a, b)
+    }
+}

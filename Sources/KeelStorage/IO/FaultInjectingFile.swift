@@ -18,6 +18,7 @@ public final class FaultInjectingFile: StorageFile {
 
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
         try injector.check(.read, paths: [path], operation: "read at \(offset)")
+        injector.beforeRead?(path)
         return try base.read(into: buffer, at: offset)
     }
 

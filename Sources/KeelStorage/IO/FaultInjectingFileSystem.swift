@@ -20,7 +20,10 @@
 //
 // Latency. `syncLatency` makes every file sync that proceeds take at least that long (the calling
 // thread sleeps first), as a slow disk would: tests of group commit use it so that concurrent
-// committers reliably meet a sync in progress, whatever the real disk's speed.
+// committers reliably meet a sync in progress, whatever the real disk's speed. `beforeRead` is
+// called with the file's path before every read that proceeds, on the reading thread: a test can
+// hold one reader there (a race test parks a reader inside its log read while a checkpoint resets
+// the log under it).
 
 import Glibc
 import Synchronization
@@ -107,10 +110,13 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     /// How long each file sync that proceeds takes at least (0: as long as the wrapped one).
     public let syncLatency: Duration
+    /// Called with the file's path before each read that proceeds, on the reading thread.
+    public let beforeRead: (@Sendable (_ path: String) -> Void)?
 
-    public init(wrapping base: any FileSystem, syncLatency: Duration = .zero) {
+    public init(wrapping base: any FileSystem, syncLatency: Duration = .zero, beforeRead: (@Sendable (_ path: String) -> Void)? = nil) {
         self.base = base
         self.syncLatency = syncLatency
+        self.beforeRead = beforeRead
     }
 
     // MARK: Rules and counts

@@ -180,7 +180,6 @@ final class Pager: @unchecked Sendable {
         return buffer
     }
 
-
     /// Reads page `number` from the page file (no checksum check), into `spare` (a buffer nobody
     /// else holds) or a new buffer.
     func readFromPageFile(_ number: PageNumber, into spare: PageBuffer? = nil) throws(StorageError) -> PageBuffer {

@@ -1,9 +1,10 @@
 // I7 I8: a reader that found a page's version in the log and reads the frame only after a
 // checkpoint copied everything into the page file and reset the log must still read the page:
 // the frame's bytes are gone or another generation's by then. Here the reader's log read is held
-// (a file layer that parks one thread's read) while the checkpoint resets the log and new commits
-// write over the frame; released, the reader must get its value, not CORRUPT. Under load this
-// race showed in SnapshotIsolationTests as "CORRUPT: file ends at N" (the reset shrank the log).
+// (`FaultInjectingFileSystem.beforeRead` parks one thread's read) while the checkpoint resets the
+// log and new commits write over the frame; released, the reader must get its value, not CORRUPT.
+// Under load this race showed in SnapshotIsolationTests as "CORRUPT: file ends at N" (the reset
+// shrank the log).
 
 import Foundation
 import Testing
@@ -16,7 +17,9 @@ struct LogResetRaceTests {
     func readerAcrossReset() throws {
         let gate = ReadGate()
         var options = StoreOptions()
-        options.fileSystem = GatedFileSystem(inner: InMemoryFileSystem(), gate: gate)
+        options.fileSystem = FaultInjectingFileSystem(wrapping: InMemoryFileSystem()) { path in
+            if path.hasSuffix("-wal") { gate.readStarting() }
+        }
         options.syncMode = .normal
         options.cacheSizeBytes = 8 * 4096  // log versions' buffers are evicted: reads go to the log
         options.checkpointThresholdBytes = 1 << 40  // checkpoints only when the test asks
@@ -128,47 +131,4 @@ private final class ResultBox: @unchecked Sendable {
         while outcome == nil { condition.wait() }
         return outcome!
     }
-}
-
-/// A file system whose log files ask the gate before every read.
-private final class GatedFileSystem: FileSystem {
-    let inner: any FileSystem
-    let gate: ReadGate
-    init(inner: any FileSystem, gate: ReadGate) {
-        self.inner = inner
-        self.gate = gate
-    }
-
-    func open(_ path: String, options: FileOpenOptions) throws(StorageError) -> any StorageFile {
-        let file = try inner.open(path, options: options)
-        return path.hasSuffix("-wal") ? GatedFile(inner: file, gate: gate) : file
-    }
-    func fileExists(_ path: String) -> Bool { inner.fileExists(path) }
-    func rename(_ from: String, to: String) throws(StorageError) { try inner.rename(from, to: to) }
-    func remove(_ path: String) throws(StorageError) { try inner.remove(path) }
-    func syncDirectory(_ directory: String) throws(StorageError) { try inner.syncDirectory(directory) }
-    func createDirectory(_ path: String) throws(StorageError) { try inner.createDirectory(path) }
-    func availableBytes(at path: String) -> UInt64? { inner.availableBytes(at: path) }
-    func contentsOfDirectory(_ path: String) throws(StorageError) -> [String] { try inner.contentsOfDirectory(path) }
-}
-
-private final class GatedFile: StorageFile {
-    let inner: any StorageFile
-    let gate: ReadGate
-    init(inner: any StorageFile, gate: ReadGate) {
-        self.inner = inner
-        self.gate = gate
-    }
-
-    var path: String { inner.path }
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int {
-        gate.readStarting()
-        return try inner.read(into: buffer, at: offset)
-    }
-    func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int { try inner.write(buffer, at: offset) }
-    func sync() throws(StorageError) { try inner.sync() }
-    func size() throws(StorageError) -> UInt64 { try inner.size() }
-    func truncate(to size: UInt64) throws(StorageError) { try inner.truncate(to: size) }
-    func allocate(offset: UInt64, length: UInt64) throws(StorageError) { try inner.allocate(offset: offset, length: length) }
-    func close() throws(StorageError) { try inner.close() }
 }
