@@ -72,6 +72,11 @@ public protocol StorageFile: AnyObject, Sendable {
     /// Writes `buffer` at `offset`; returns how many bytes were written, which may be fewer than
     /// asked (a short write). Use `writeFully` to loop.
     func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) -> Int
+    /// Writes all of `pieces`, one after another, from `offset` on: exactly the bytes of
+    /// `writeFully` of their concatenation, without building it (a log chunk's frame headers and
+    /// page buffers; POSIX: pwritev). Like a run of writes, it may stop part way on failure, so
+    /// any prefix of the bytes may have reached the file.
+    func writeFully(gathering pieces: [UnsafeRawBufferPointer], at offset: UInt64) throws(StorageError)
     /// Makes every write so far durable (fdatasync). After a failure the file's durable state is
     /// unknown and the engine must fail-stop (Docs/Invariants.md, I6).
     func sync() throws(StorageError)
@@ -100,6 +105,16 @@ extension StorageFile {
 }
 
 extension StorageFile {
+    /// In-memory, fault-injecting and crash-simulating files: the pieces copied into one buffer
+    /// and written with one `writeFully`, so these files see exactly the writes (to count, fail,
+    /// shorten or tear) that they saw before gathered writes existed.
+    public func writeFully(gathering pieces: [UnsafeRawBufferPointer], at offset: UInt64) throws(StorageError) {
+        var joined: [UInt8] = []
+        joined.reserveCapacity(pieces.reduce(0) { $0 + $1.count })
+        for piece in pieces { joined.append(contentsOf: piece) }
+        try joined.withBytes { (b) throws(StorageError) in try writeFully(b, at: offset) }
+    }
+
     /// Writes all of `buffer` at `offset`, looping over short writes. A write that makes no
     /// progress throws `.io`.
     public func writeFully(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws(StorageError) {

@@ -74,6 +74,44 @@ public final class PosixFile: StorageFile {
         }
     }
 
+    /// pwritev of up to `IOV_MAX` pieces per call, resuming after a short write inside the piece
+    /// it stopped in.
+    public func writeFully(gathering pieces: [UnsafeRawBufferPointer], at offset: UInt64) throws(StorageError) {
+        if isReadOnly { throw StorageError.readOnlyFile("write", path: path) }
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(min(pieces.count, Self.maxVectors))
+        for piece in pieces where piece.count > 0 {
+            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: piece.baseAddress), iov_len: piece.count))
+        }
+        var first = 0
+        var at = offset
+        try withDescriptor("write") { (fd) throws(StorageError) in
+            while first < vectors.count {
+                let count = min(vectors.count - first, Self.maxVectors)
+                let start = try fileOffset(at, path: path)
+                let (n, code) = vectors.withUnsafeBufferPointer { v in
+                    retryingOnInterrupt { pwritev(fd, v.baseAddress! + first, Int32(count), start) }  // safe: first < v.count
+                }
+                if n < 0 { throw StorageError.posix(code, "write at \(at)", path: path, writing: true) }
+                if n == 0 { throw StorageError(.io, "write made no progress at offset \(at)", path: path) }
+                at += UInt64(n)
+                // Skip the pieces written whole; a piece written in part goes on from where it stopped.
+                var left = n
+                while left > 0, left >= vectors[first].iov_len {
+                    left -= vectors[first].iov_len
+                    first += 1
+                }
+                if left > 0 {
+                    vectors[first].iov_base = vectors[first].iov_base! + left  // safe: a piece with bytes left has a base
+                    vectors[first].iov_len -= left
+                }
+            }
+        }
+    }
+
+    /// Pieces per pwritev (Linux's IOV_MAX).
+    static let maxVectors = 1024
+
     public func sync() throws(StorageError) {
         try withDescriptor("sync") { (fd) throws(StorageError) in
             // Only EINTR is retried: a real failure means the kernel may have dropped the dirty

@@ -73,13 +73,30 @@ final class WriteAheadLog: @unchecked Sendable {
         var chain = lastChecksum
         var position = end.rawValue
         var sequence = nextSequence
-        // Where `out` starts in the file: frames go out in chunks of about `chunkBytes`.
+        // Where the chunk starts in the file: frames go out in chunks of about `chunkBytes`. A
+        // chunk is `out` (frame headers, compressed payloads) interleaved with the uncompressed
+        // pages' own buffers, written with one gathered write: a page image is not copied into
+        // a log buffer first (the kernel copies it into the file's pages either way).
         var chunkStart = end.rawValue
+        // Per frame of the chunk: its bytes in `out` (the header, and a compressed payload), then
+        // the page of `pages` whose buffer is its payload (-1: none).
+        var pieces: [(start: Int, count: Int, page: Int)] = []
+        var pendingBytes = 0
+        var vectors: [UnsafeRawBufferPointer] = []
         func writeChunk() throws(StorageError) {
-            guard !out.isEmpty else { return }
-            try ensureCapacity(upTo: chunkStart + UInt64(out.count), writingFrom: chunkStart)
-            try out.withBytes { (b) throws(StorageError) in try file.writeFully(b, at: chunkStart) }
-            chunkStart += UInt64(out.count)
+            guard pendingBytes > 0 else { return }
+            try ensureCapacity(upTo: chunkStart + UInt64(pendingBytes), writingFrom: chunkStart)
+            try out.withBytes { (b) throws(StorageError) in
+                vectors.removeAll(keepingCapacity: true)
+                for piece in pieces {
+                    vectors.append(UnsafeRawBufferPointer(rebasing: b[piece.start..<(piece.start + piece.count)]))
+                    if piece.page >= 0 { vectors.append(pages[piece.page].buffer.readOnlyBytes) }
+                }
+                try file.writeFully(gathering: vectors, at: chunkStart)
+            }
+            chunkStart += UInt64(pendingBytes)
+            pendingBytes = 0
+            pieces.removeAll(keepingCapacity: true)
             out.removeAll(keepingCapacity: true)
         }
         for (i, page) in pages.enumerated() {
@@ -127,9 +144,11 @@ final class WriteAheadLog: @unchecked Sendable {
             }
             if flags.contains(.compressed) {
                 out.append(contentsOf: scratch[0..<stored])
+                pieces.append((headAt, LogFormat.frameHeaderSize + stored, -1))
             } else {
-                out.append(contentsOf: page.buffer.readOnlyBytes)
+                pieces.append((headAt, LogFormat.frameHeaderSize, i))  // `pages` holds the buffer until the write
             }
+            pendingBytes += LogFormat.frameHeaderSize + stored
             refs.append(
                 (sequence,
                  LogFrameReference(
@@ -138,7 +157,7 @@ final class WriteAheadLog: @unchecked Sendable {
             chain = crc
             position += UInt64(LogFormat.frameHeaderSize + stored)
             sequence = FrameSequence(sequence.rawValue + 1)
-            if out.count >= Self.chunkBytes {
+            if pendingBytes >= Self.chunkBytes {
                 let from = chunkStart
                 try writeChunk()
                 // A full chunk with more to come: its writeback can start now (the last chunk's
@@ -153,9 +172,11 @@ final class WriteAheadLog: @unchecked Sendable {
         return refs
     }
 
-    /// A large commit's frames are written in chunks of about this size from one reused buffer:
-    /// a buffer of the whole commit (tens of MiB for a cascade of 10,000 rows) cost a page fault
-    /// per 4 KiB and a pass through memory that no cache holds. The commit is still recognised by
+    /// A large commit's frames are written in chunks of about this size, each one gathered write
+    /// of the frame headers (one reused buffer) and the page buffers themselves: a buffer of the
+    /// whole commit (tens of MiB for a cascade of 10,000 rows) cost a page fault per 4 KiB and a
+    /// pass through memory that no cache holds, and copying the pages into a chunk buffer cost a
+    /// pass over them that the kernel's own copy into the file makes unnecessary. The commit is still recognised by
     /// its last frame (the commit flag and the checksum chain): a crash between two chunks leaves
     /// a torn tail that recovery discards, exactly as a torn single write would.
     static let chunkBytes = 1 << 20

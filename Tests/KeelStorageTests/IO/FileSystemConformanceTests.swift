@@ -44,6 +44,34 @@ struct FileSystemConformanceTests {
         }
     }
 
+    @Test("a gathered write puts exactly the pieces' concatenation at its offset (more pieces than one pwritev takes)",
+          arguments: FileSystemUnderTest.allCases)
+    func gatheredWrite(_ kind: FileSystemUnderTest) throws {
+        try kind.with { fs, dir in
+            let file = try fs.open(dir + "/f", options: .createIfNeeded)
+            try file.write(bytes: [UInt8](repeating: 0xEE, count: 100), at: 0)
+            // 2,500 pieces of 0 to 40 bytes (empty ones included), past PosixFile.maxVectors.
+            var random = SeededRandom(seed: 7)
+            let pieces: [[UInt8]] = (0..<2_500).map { i in
+                (0..<Int(random.next() % 41)).map { UInt8(truncatingIfNeeded: i &+ $0) }
+            }
+            let joined = pieces.flatMap { $0 }
+            let pointers = pieces.map { p in
+                let b = UnsafeMutableRawBufferPointer.allocate(byteCount: max(p.count, 1), alignment: 1)
+                b.copyBytes(from: p)
+                return b
+            }
+            defer { for b in pointers { b.deallocate() } }
+            let views = zip(pointers, pieces).map { UnsafeRawBufferPointer(rebasing: $0.0[..<$0.1.count]) }
+            try file.writeFully(gathering: views, at: 60)
+            #expect(try file.size() == UInt64(60 + joined.count))
+            #expect(try file.readAll() == [UInt8](repeating: 0xEE, count: 60) + joined)
+            try file.writeFully(gathering: [], at: 5)
+            #expect(try file.size() == UInt64(60 + joined.count), "no pieces: nothing written")
+            try file.close()
+        }
+    }
+
     @Test("truncate cuts and zero-extends; allocate grows without changing bytes", arguments: FileSystemUnderTest.allCases)
     func truncateAndAllocate(_ kind: FileSystemUnderTest) throws {
         try kind.with { fs, dir in
