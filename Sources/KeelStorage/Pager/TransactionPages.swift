@@ -42,15 +42,6 @@ final class ReadPages: PageSource {
 /// `writablePage` copies a page into the dirty set the first time (the shared buffer is never
 /// touched, so readers are unaffected, I5). Nothing here reaches the log until commit, and a
 /// transaction that is abandoned simply drops its dirty set (I14).
-///
-/// Like `ReadPages` it keeps the branch pages it has read in a small direct-mapped table, so a
-/// descent skips the dirty set's hash lookup and the pager's state lock for the upper levels
-/// (a cascade delete descends twice per object). Unlike a snapshot, the writer changes pages:
-/// a kept slot always names the page's current buffer for this transaction — `writablePage`
-/// puts its copy there, `allocatePage`/`installFresh` their new buffer, `freePage` empties it.
-/// No checkpoint runs while the writer holds the writer lock, so a kept committed buffer stays
-/// the newest version; holding it pins it in the cache for the transaction (I16), at most
-/// `branchSlots` pages.
 final class WritePages: PageSink {
     let pager: Pager
     let base: FrameSequence
@@ -58,10 +49,7 @@ final class WritePages: PageSink {
     private(set) var changeCount: UInt64 = 0
     private(set) var shapeCount: UInt64 = 0
     /// Pages this transaction changed, by number.
-    private(set) var dirty: [UInt32: PageBuffer] = [:]
-    static let branchSlots = 64
-    private var kept: [PageBuffer?] = Array(repeating: nil, count: WritePages.branchSlots)
-    private var keptNumbers: [UInt32] = Array(repeating: UInt32.max, count: WritePages.branchSlots)
+    var dirty: [UInt32: PageBuffer] = [:]
     /// The meta fields as this transaction leaves them; written into page 0 at commit if changed.
     var meta: MetaPage {
         didSet { metaChanged = true }
@@ -76,20 +64,9 @@ final class WritePages: PageSink {
 
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
-        let slot = Int(number.rawValue) & (Self.branchSlots - 1)
-        if keptNumbers[slot] == number.rawValue, let b = kept[slot] { return b }
-        let buffer: PageBuffer
-        if let d = dirty[number.rawValue] {
-            buffer = d
-        } else {
-            try checkInRange(number)
-            buffer = try pager.readPage(number, snapshot: base)
-        }
-        if buffer.pointer.load(fromByteOffset: 4, as: UInt8.self) == PageType.branch.rawValue {
-            kept[slot] = buffer
-            keptNumbers[slot] = number.rawValue
-        }
-        return buffer
+        if let d = dirty[number.rawValue] { return d }
+        try checkInRange(number)
+        return try pager.readPage(number, snapshot: base)
     }
 
     func writablePage(_ number: PageNumber) throws(StorageError) -> PageBuffer {
@@ -100,21 +77,9 @@ final class WritePages: PageSink {
         }
         try checkInRange(number)
         let copy = PageBuffer(copying: try pager.readPage(number, snapshot: base))
-        setDirty(number, copy)
+        dirty[number.rawValue] = copy
         noteShape(copy)
         return copy
-    }
-
-    /// Makes `buffer` the transaction's version of page `number` (nil: the committed one again),
-    /// keeping the branch table in step: a kept slot for the page takes the new buffer or empties.
-    @inline(__always)
-    private func setDirty(_ number: PageNumber, _ buffer: PageBuffer?) {
-        dirty[number.rawValue] = buffer
-        let slot = Int(number.rawValue) & (Self.branchSlots - 1)
-        if keptNumbers[slot] == number.rawValue {
-            kept[slot] = buffer
-            if buffer == nil { keptNumbers[slot] = UInt32.max }
-        }
     }
 
     /// A write to anything but a leaf may change a tree's shape (PageSink.shapeCount).
@@ -136,7 +101,7 @@ final class WritePages: PageSink {
         let number: PageNumber
         if let reused = try FreeList.take(from: self) { number = reused } else { number = try extendFile() }
         let buffer = PageBuffer(size: pageSize)
-        setDirty(number, buffer)
+        dirty[number.rawValue] = buffer
         return (number, buffer)
     }
 
@@ -145,7 +110,7 @@ final class WritePages: PageSink {
         shapeCount &+= 1
         precondition(number != .meta && number != meta.catalogRoot, "the meta page and catalog root are never freed")
         try checkInRange(number)
-        setDirty(number, nil)
+        dirty[number.rawValue] = nil
         try FreeList.give(number, to: self)
     }
 
@@ -163,7 +128,7 @@ final class WritePages: PageSink {
     func installFresh(_ number: PageNumber) -> PageBuffer {
         shapeCount &+= 1
         let buffer = PageBuffer(size: pageSize)
-        setDirty(number, buffer)
+        dirty[number.rawValue] = buffer
         return buffer
     }
 }
