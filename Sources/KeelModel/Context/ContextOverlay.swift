@@ -62,8 +62,14 @@ struct ContextOverlay {
     /// What the overlay lies over; nil until the context's first read after open, save, rollback
     /// or refresh.
     var base: (any ObjectReader)? {
-        didSet { lastBaseTarget = nil }
+        didSet {
+            hasBase = base != nil
+            baseTargets.removeAll(keepingCapacity: true)
+        }
     }
+    /// `base != nil`, kept as a plain flag: every command asks, and comparing the existential
+    /// with nil copies it (a retain and a release).
+    private(set) var hasBase = false
 
     private(set) var rows: [ObjectID: PendingRow] = [:]
     private(set) var members: [MemberKey: PendingMembers] = [:]
@@ -81,9 +87,15 @@ struct ContextOverlay {
     /// same object (every insert of a batch links to the same department) skips the lookup.
     /// Cleared whenever originals are dropped (undo, reset).
     private var lastOriginal: ObjectID?
-    /// The last to-one target `targetExists` found in the base (not a pending insert): it exists
-    /// until the context deletes it (`deleted`, checked first) or the base changes (cleared).
-    private var lastBaseTarget: ObjectID?
+    /// The to-one targets `targetExists` found in a snapshot base (not pending inserts): each
+    /// exists until the context deletes it (`deleted`, checked first) or the base changes
+    /// (emptied). A bulk insert spreads its objects over many targets (every employee names one
+    /// of a hundred departments): one hash lookup each, instead of reading the snapshot again.
+    /// Only a `ContextSnapshot` base (fixed) is remembered; a child context's base is its
+    /// parent's live state, which may delete a target at any time. The value says the target's
+    /// original is recorded (`originals`), so a fast insert's link skips `touchOriginal`; it is
+    /// set by `linkMember` and every entry goes false whenever originals are dropped (undo, reset).
+    private var baseTargets: [ObjectID: Bool] = [:]
 
     init(model: Model) {
         self.model = model
@@ -117,6 +129,7 @@ struct ContextOverlay {
     /// Reverses everything since `begin()`.
     mutating func undo() {
         lastOriginal = nil
+        forgetRecordedOriginals()
         for entry in journal.reversed() {
             switch entry {
             case .row(let id, let previous): rows[id] = previous
@@ -151,6 +164,7 @@ struct ContextOverlay {
         deleted = []
         originals = [:]
         lastOriginal = nil
+        forgetRecordedOriginals()
         log.removeAll(keepingCapacity: keep)
         insertedCount = 0
         if keepTransients {
@@ -182,11 +196,13 @@ struct ContextOverlay {
 
     /// A new object under an ID no row has (one the store has just handed out) and its `.insert`
     /// in the log, in one dictionary write: `insertRow` + `sealInsert` for the fast INSERT, whose
-    /// links touch only their targets.
+    /// links touch only their targets. The row is complete, so the log takes its values at once
+    /// (the same array, shared: no copy until something writes the row, which `materialize`
+    /// would copy anyway) and the change set needs no lookup of the row.
     mutating func insertNewRow(_ id: ObjectID, values: [Value]) {
         journal.append(.row(id, nil))
-        rows[id] = PendingRow(values: values, version: 0, isInserted: true, liveInsert: log.count)
-        log.append(.liveInsert(id))
+        rows[id] = PendingRow(values: values, version: 0, isInserted: true, liveInsert: -1)
+        log.append(.change(.insertRow(id, row: values)))
         insertedCount += 1
     }
 
@@ -214,18 +230,37 @@ struct ContextOverlay {
         rows[id] = PendingRow(values: stored.values, version: stored.version, isInserted: false, liveInsert: -1)
     }
 
-    /// `exists` for the to-one target of a fast insert: every insert of a batch names the same
-    /// department, so the last target found in the base is remembered (`lastBaseTarget`) instead
-    /// of being read from the snapshot again. `mutating` also lets the context call it in place:
-    /// a non-mutating call on its stored overlay copied the whole overlay first (a retain per
-    /// table, per insert).
-    mutating func targetExists(_ id: ObjectID) throws(KeelError) -> Bool {
-        if !deleted.isEmpty, deleted.contains(id) { return false }
-        if id == lastBaseTarget { return true }
-        if rows[id] != nil { return true }
-        guard try reader().object(id) != nil else { return false }
-        lastBaseTarget = id
-        return true
+    /// `exists` for the to-one target of a fast insert: the inserts of a batch name the same few
+    /// departments, so the targets found in a snapshot base are remembered (`baseTargets`)
+    /// instead of being read from the snapshot again. `mutating` also lets the context call it in
+    /// place: a non-mutating call on its stored overlay copied the whole overlay first (a retain
+    /// per table, per insert).
+    /// Nil when `id` does not exist; else where it was found.
+    mutating func targetExists(_ id: ObjectID) throws(KeelError) -> TargetState? {
+        if !deleted.isEmpty, deleted.contains(id) { return nil }
+        if !baseTargets.isEmpty, let recorded = baseTargets[id] { return recorded ? .rememberedWithOriginal : .remembered }
+        if rows[id] != nil { return .pending }
+        let base = try reader()
+        guard try base.object(id) != nil else { return nil }
+        guard base is any ContextSnapshot else { return .pending }
+        let recorded = originals[id] != nil
+        baseTargets[id] = recorded
+        return recorded ? .rememberedWithOriginal : .remembered
+    }
+
+    enum TargetState {
+        /// A pending row of this context, or an object of a parent context: not remembered.
+        case pending
+        /// In `baseTargets`, its original not known to be recorded.
+        case remembered
+        /// In `baseTargets`, its original recorded in `originals`: a link to it need not look.
+        case rememberedWithOriginal
+    }
+
+    /// A remembered target's original has just been recorded (by `touchOriginal`).
+    mutating func rememberOriginal(_ id: ObjectID) {
+        guard originals[id] != nil, let i = baseTargets.index(forKey: id) else { return }
+        baseTargets.values[i] = true
     }
 
     /// Records the base row of a pre-existing object at its first change.
@@ -253,8 +288,11 @@ struct ContextOverlay {
         rows[id]?.values[field] = value
     }
 
-    mutating func linkMember(_ id: ObjectID, field: Int, member: ObjectID, at position: Int?, ordered: Bool) throws(KeelError) {
-        try touchOriginal(id)
+    /// `originalRecorded`: the caller knows `id`'s original is in `originals` (`targetExists`).
+    mutating func linkMember(
+        _ id: ObjectID, field: Int, member: ObjectID, at position: Int?, ordered: Bool, originalRecorded: Bool = false
+    ) throws(KeelError) {
+        if !originalRecorded { try touchOriginal(id) }
         let key = MemberKey(id: id, field: field)
         if ordered {
             var list = try orderedList(key)
@@ -270,11 +308,18 @@ struct ContextOverlay {
             members[key, default: PendingMembers()].ordered = list
             return
         }
-        // The entry edited in place, in one lookup (a department gains thousands of members in a
-        // row; each `members[key]` access hashes the key).
-        let existed = members[key] != nil
-        let (wasAdded, wasRemoved) = Self.add(member, to: &members[key, default: PendingMembers()])
-        journal.append(.member(key, member, wasAdded: wasAdded, wasRemoved: wasRemoved, existed: existed))
+        // The entry edited in place, in one lookup when it exists (a department gains thousands
+        // of members in a row; each `members[key]` access hashes the key).
+        let wasAdded: Bool, wasRemoved: Bool
+        let existing = members.index(forKey: key)
+        if let existing {
+            (wasAdded, wasRemoved) = Self.add(member, to: &members.values[existing])
+        } else {
+            var entry = PendingMembers()
+            (wasAdded, wasRemoved) = Self.add(member, to: &entry)
+            members[key] = entry
+        }
+        journal.append(.member(key, member, wasAdded: wasAdded, wasRemoved: wasRemoved, existed: existing != nil))
     }
 
     private static func add(_ member: ObjectID, to entry: inout PendingMembers) -> (wasAdded: Bool, wasRemoved: Bool) {
@@ -343,6 +388,12 @@ struct ContextOverlay {
     }
 
     // MARK: Internals
+
+    /// Originals were dropped: no remembered target may claim its original is recorded.
+    private mutating func forgetRecordedOriginals() {
+        guard !baseTargets.isEmpty else { return }
+        for i in baseTargets.indices { baseTargets.values[i] = false }
+    }
 
     private mutating func recordOriginal(_ stored: StoredObject) {
         guard originals[stored.id] == nil else { return }

@@ -76,7 +76,7 @@ public final class ObjectContext {
 
     /// True while the context has a snapshot (taken at its first read since open, save, rollback or
     /// refresh). A child context always reads its parent's current state.
-    public var hasSnapshot: Bool { overlay.base != nil }
+    public var hasSnapshot: Bool { overlay.hasBase }
 
     // MARK: CHANGES, ROLLBACK, REFRESH
 
@@ -110,7 +110,7 @@ public final class ObjectContext {
 
     /// Takes the snapshot if the context has none.
     func prepare() throws(KeelError) {
-        guard overlay.base == nil, case .store(let store) = parent else { return }
+        guard !overlay.hasBase, case .store(let store) = parent else { return }
         let taken = try store.contextSnapshot()
         snapshot = taken
         overlay.base = taken

@@ -189,4 +189,103 @@ struct ContextFastInsertTests {
             #expect(error.code == .notFound, "\(error)")
         }
     }
+
+    @Test("targets spread over many teams are remembered one by one: a deleted one is refused, the others still link, every original is recorded once")
+    func manyRememberedTargets() throws {
+        let model = try ModelLoader.load(text: Self.modelText)
+        let store = MemoryStore(model: model)
+        let setup = ObjectContext(store: store)
+        let teams = try (0..<5).map { i in try setup.insert(entity: "Team", values: ["name": .string("T\(i)")]) }
+        try setup.save()
+        let context = ObjectContext(store: store)
+        var inserted: [ObjectID: [ObjectID]] = [:]
+        for i in 0..<20 {
+            let team = teams[(i * 3) % teams.count]
+            inserted[team, default: []].append(
+                try context.insert(entity: "Member", typedValues: ["name": .string("m\(i)"), "team": .object(team)]))
+        }
+        #expect(context.changes().updated == teams)
+        #expect(Set(context.overlay.originals.keys) == Set(teams))
+        try context.delete(teams[2])
+        do {
+            _ = try context.insert(entity: "Member", typedValues: ["name": .string("late"), "team": .object(teams[2])])
+            Issue.record("an insert into a remembered team the context deleted was accepted")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+        inserted[teams[4], default: []].append(
+            try context.insert(entity: "Member", typedValues: ["name": .string("last"), "team": .object(teams[4])]))
+        try context.save()
+        let reader = try ObjectContext(store: store).readState()
+        let membersField = try #require(model.entity(named: "Team")?.field(named: "members"))
+        for team in teams where team != teams[2] {
+            #expect(try reader.members(of: team, field: membersField) == inserted[team, default: []].sorted())
+        }
+        // Team 2's members went with it (nullify leaves them, so they exist without a team).
+        #expect(try reader.count(entity: "Member") == 21)
+    }
+
+    @Test("a remembered team whose original an undone insert recorded has it recorded again by the next insert")
+    func rememberedOriginalAfterUndo() throws {
+        let (fast, _, teams, _) = try Self.pair()
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
+        // Team 1 is remembered, and its original recorded, by an insert that then fails the
+        // pending-object limit: undone, original and all.
+        fast.pendingObjectLimit = 2
+        do {
+            _ = try fast.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[1])])
+            Issue.record("the insert over the limit was accepted")
+        } catch {
+            #expect(error.code == .limit, "\(error)")
+        }
+        #expect(fast.overlay.originals[teams[1]] == nil)
+        fast.pendingObjectLimit = nil
+        // The next insert into team 1 must record its original again (not trust the undone one).
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[1])])
+        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("d"), "team": .object(teams[1])])
+        #expect(fast.overlay.originals[teams[1]] != nil)
+        #expect(fast.changes().updated == [teams[0], teams[1]])
+    }
+
+    @Test("a child context does not remember its parent's objects as targets: one the parent deletes is refused")
+    func childDoesNotRemember() throws {
+        let (parent, _, teams, _) = try Self.pair()
+        let child = ObjectContext(parent: parent)
+        _ = try child.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
+        try parent.delete(teams[0])
+        do {
+            _ = try child.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
+            Issue.record("an insert into a team the parent deleted was accepted")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+    }
+
+    @Test("a fast insert changed later in the same context saves its insert-time values and then the change, as the general path does")
+    func fastInsertThenUpdate() throws {
+        let (fast, general, teams, model) = try Self.pair()
+        for context in [fast, general] {
+            let id: ObjectID
+            if context === fast {
+                id = try context.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
+            } else {
+                id = try context.insert(entity: "Member", values: ["name": "a", "team": .string(teams[0].text(in: model))])
+            }
+            try context.update(id, typedValues: ["name": .string("b"), "team": .object(teams[1])])
+        }
+        let a = try fast.overlay.changeSet()
+        let b = try general.overlay.changeSet()
+        #expect(a.changes == b.changes)
+        let member = model.entity(named: "Member")!
+        guard case .insertRow(_, let row) = a.changes.first else {
+            Issue.record("the first change is not the insert: \(a.changes)")
+            return
+        }
+        #expect(row[member.field(named: "name")!] == .string("a"))
+        let id = try #require(fast.changes().inserted.first)
+        #expect(try fast.overlay.object(id)!.values[member.field(named: "name")!] == .string("b"))
+        try fast.save()
+        try general.save()
+        #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model))
+    }
 }
