@@ -114,16 +114,17 @@ struct ContextOverlay {
     // MARK: Commands
 
     mutating func begin() {
-        journal.removeAll(keepingCapacity: true)
-        journaledRows.removeAll(keepingCapacity: true)
-        journaledMembers.removeAll(keepingCapacity: true)
+        commit()
         marks = (log.count, insertedCount)
     }
 
+    /// Empties the journal. The sets are cleared only when they hold something: clearing an
+    /// empty set that once grew still walks its whole bitmap, and most commands (a fast insert)
+    /// never use them.
     mutating func commit() {
         journal.removeAll(keepingCapacity: true)
-        journaledRows.removeAll(keepingCapacity: true)
-        journaledMembers.removeAll(keepingCapacity: true)
+        if !journaledRows.isEmpty { journaledRows.removeAll(keepingCapacity: true) }
+        if !journaledMembers.isEmpty { journaledMembers.removeAll(keepingCapacity: true) }
     }
 
     /// Reverses everything since `begin()`.

@@ -35,6 +35,8 @@ public final class ObjectContext {
     private var snapshot: (any ContextSnapshot)?
     /// Per entity, made at its first insert (ObjectContext+FastInsert.swift).
     var insertPlans: [InsertPlan?] = []
+    /// The entity the last insert named (a concrete one).
+    var lastInsertable: Entity?
     /// Fetches of this context under way (a fetch's `row` may start another). While one runs, a
     /// released snapshot is not closed: the fetch still reads it, chunk by chunk, and it closes
     /// when the fetch lets go of it.

@@ -222,7 +222,7 @@ struct ContextFastInsertTests {
             #expect(try reader.members(of: team, field: membersField) == inserted[team, default: []].sorted())
         }
         // Team 2's members went with it (nullify leaves them, so they exist without a team).
-        #expect(try reader.count(entity: "Member") == 21)
+        #expect(try ObjectContext(store: store).count(entity: "Member") == 21)
     }
 
     @Test("a remembered team whose original an undone insert recorded has it recorded again by the next insert")
