@@ -11,7 +11,9 @@
 // - `deleted`: pre-existing objects deleted here. Inserted objects that are deleted just vanish.
 // - `log`: the `Change` log. An insert's values are read from its row when the change set is
 //   built (`liveInsert`) until something else writes that row, when they are copied into the log
-//   (`materialize`) — so a bulk insert does not keep every row twice.
+//   (`materialize`) — so a bulk insert does not keep every row twice. The fast INSERT, whose row
+//   is complete at once, logs `.insertRow` with the row's own array (shared, not copied; a later
+//   write of the row copies it, as `materialize` would).
 // - `originals`: the base row of every pre-existing object changed or deleted, taken at its first
 //   change (what `changes()` reports as updated or deleted, and what a save checks).
 // - `transients`: transient attribute values; kept apart so they never dirty an object nor reach
