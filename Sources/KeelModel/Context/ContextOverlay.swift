@@ -6,8 +6,9 @@
 // - `rows`: one `PendingRow` per inserted object and per pre-existing object whose row changed —
 //   the whole row as an array by field (`Entity.properties` order), never a dictionary of names.
 // - `members`: per (object, to-many field) the edits over the base: `added`/`removed` sets for an
-//   unordered relationship (read = base − removed + added, sorted by ID), the whole list for an
-//   ordered one (positions matter).
+//   unordered relationship (read = base − removed + added, sorted by ID; new objects a fast insert
+//   linked sit in an array beside `added`, `fresh`, appended without hashing), the whole list for
+//   an ordered one (positions matter).
 // - `deleted`: pre-existing objects deleted here. Inserted objects that are deleted just vanish.
 // - `log`: the `Change` log. An insert's values are read from its row when the change set is
 //   built (`liveInsert`) until something else writes that row, when they are copied into the log
@@ -38,9 +39,20 @@ struct PendingRow {
 
 struct PendingMembers {
     var added: Set<ObjectID> = []
+    /// Added members that were new objects when they joined (a fast insert's object, linked in
+    /// the command that made it): in no base list and in neither set, so appended without
+    /// hashing. Added ∪ fresh is what was added; `settle` moves them into `added` before any
+    /// other edit of the entry.
+    var fresh: [ObjectID] = []
     var removed: Set<ObjectID> = []
     /// The whole list, for an ordered relationship.
     var ordered: [ObjectID]?
+
+    mutating func settle() {
+        guard !fresh.isEmpty else { return }
+        added.formUnion(fresh)
+        fresh.removeAll()
+    }
 }
 
 enum LogEntry {
@@ -56,6 +68,7 @@ struct ContextOverlay {
         case deleted(ObjectID)
         case members(MemberKey, PendingMembers?)
         case member(MemberKey, ObjectID, wasAdded: Bool, wasRemoved: Bool, existed: Bool)
+        case freshMember(MemberKey, ObjectID, existed: Bool)
         case liveInsert(index: Int, ObjectID)
         case transient(ObjectID, field: Int, previous: Value?)
     }
@@ -146,6 +159,17 @@ struct ContextOverlay {
                 }
                 if wasAdded { members[key]?.added.insert(member) } else { members[key]?.added.remove(member) }
                 if wasRemoved { members[key]?.removed.insert(member) } else { members[key]?.removed.remove(member) }
+            case .freshMember(let key, let member, let existed):
+                guard existed else {
+                    members[key] = nil
+                    continue
+                }
+                if members[key]?.fresh.last == member {
+                    members[key]?.fresh.removeLast()
+                } else {
+                    members[key]?.settle()
+                    members[key]?.added.remove(member)
+                }
             case .liveInsert(let index, let id): log[index] = .liveInsert(id)
             case .transient(let id, let field, let previous): transients[id, default: [:]][field] = previous
             }
@@ -292,11 +316,26 @@ struct ContextOverlay {
     }
 
     /// `originalRecorded`: the caller knows `id`'s original is in `originals` (`targetExists`).
+    /// `fresh`: `member` is an object the store has just handed out in this command (in no list
+    /// yet), joining an unordered relationship.
     mutating func linkMember(
-        _ id: ObjectID, field: Int, member: ObjectID, at position: Int?, ordered: Bool, originalRecorded: Bool = false
+        _ id: ObjectID, field: Int, member: ObjectID, at position: Int?, ordered: Bool, originalRecorded: Bool = false,
+        fresh: Bool = false
     ) throws(KeelError) {
         if !originalRecorded { try touchOriginal(id) }
         let key = MemberKey(id: id, field: field)
+        if fresh, !ordered {
+            let existing = members.index(forKey: key)
+            if let existing {
+                members.values[existing].fresh.append(member)
+            } else {
+                var entry = PendingMembers()
+                entry.fresh.append(member)
+                members[key] = entry
+            }
+            journal.append(.freshMember(key, member, existed: existing != nil))
+            return
+        }
         if ordered {
             var list = try orderedList(key)
             if let existing = list.firstIndex(of: member) {
@@ -326,6 +365,7 @@ struct ContextOverlay {
     }
 
     private static func add(_ member: ObjectID, to entry: inout PendingMembers) -> (wasAdded: Bool, wasRemoved: Bool) {
+        entry.settle()
         let wasRemoved = !entry.removed.isEmpty && entry.removed.remove(member) != nil
         return (!entry.added.insert(member).inserted, wasRemoved)
     }
@@ -340,6 +380,7 @@ struct ContextOverlay {
             members[key, default: PendingMembers()].ordered = list
             return
         }
+        members[key]?.settle()
         journalMember(key, member)
         members[key, default: PendingMembers()].added.remove(member)
         if rows[id]?.isInserted != true { members[key, default: PendingMembers()].removed.insert(member) }

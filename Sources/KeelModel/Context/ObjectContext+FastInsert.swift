@@ -147,7 +147,7 @@ extension ContextOverlay {
         for link in links {
             try linkMember(
                 link.target, field: link.inverseField, member: id, at: nil, ordered: false,
-                originalRecorded: link.state == .rememberedWithOriginal)
+                originalRecorded: link.state == .rememberedWithOriginal, fresh: true)
             if link.state == .remembered { rememberOriginal(link.target) }
         }
     }

@@ -288,4 +288,59 @@ struct ContextFastInsertTests {
         try general.save()
         #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model))
     }
+
+    @Test("members a fast insert appended without hashing read, unlink, relink and undo like any other member")
+    func freshMembers() throws {
+        let (fast, general, teams, model) = try Self.pair()
+        let membersField = try #require(model.entity(named: "Team")?.field(named: "members"))
+        for context in [fast, general] {
+            var ids: [ObjectID] = []
+            for i in 0..<4 {
+                if context === fast {
+                    ids.append(try context.insert(entity: "Member", typedValues: ["name": .string("m\(i)"), "team": .object(teams[0])]))
+                } else {
+                    ids.append(try context.insert(entity: "Member", values: ["name": .string("m\(i)"), "team": .string(teams[0].text(in: model))]))
+                }
+            }
+            #expect(try context.readState().members(of: teams[0], field: membersField) == ids)
+            // Deleting a member unlinks it (nullify), moving one to another team unlinks and links.
+            try context.delete(ids[1])
+            try context.update(ids[2], typedValues: ["team": .object(teams[1])])
+            #expect(try context.readState().members(of: teams[0], field: membersField) == [ids[0], ids[3]])
+            #expect(try context.readState().members(of: teams[1], field: membersField) == [ids[2]])
+            // Back to team 0; a failed insert (over the limit) leaves the members as they were.
+            try context.update(ids[2], typedValues: ["team": .object(teams[0])])
+            context.pendingObjectLimit = context.pendingObjectCount
+            #expect(throws: KeelError.self) {
+                try context.insert(entity: "Member", typedValues: ["name": .string("over"), "team": .object(teams[0])])
+            }
+            context.pendingObjectLimit = nil
+            #expect(try context.readState().members(of: teams[0], field: membersField) == [ids[0], ids[2], ids[3]])
+            let late = try context.insert(entity: "Member", typedValues: ["name": .string("late"), "team": .object(teams[0])])
+            #expect(try context.readState().members(of: teams[0], field: membersField) == [ids[0], ids[2], ids[3], late])
+        }
+        #expect(fast.changes() == general.changes())
+        let a = try fast.overlay.changeSet()
+        let b = try general.overlay.changeSet()
+        #expect(a.changes == b.changes)
+        try fast.save()
+        try general.save()
+        for team in teams {
+            #expect(try fast.get(team, include: ["members"]).json(in: model) == general.get(team, include: ["members"]).json(in: model))
+        }
+    }
+
+    @Test("a fast insert over the limit right after another into the same new team entry leaves no member behind")
+    func freshMemberUndoFirst() throws {
+        let (fast, _, teams, model) = try Self.pair()
+        let membersField = try #require(model.entity(named: "Team")?.field(named: "members"))
+        fast.pendingObjectLimit = 0
+        #expect(throws: KeelError.self) {
+            try fast.insert(entity: "Member", typedValues: ["name": .string("x"), "team": .object(teams[2])])
+        }
+        fast.pendingObjectLimit = nil
+        #expect(try fast.readState().members(of: teams[2], field: membersField) == [])
+        #expect(fast.overlay.members.isEmpty)
+        #expect(!fast.changes().hasChanges)
+    }
 }
