@@ -265,7 +265,9 @@ struct ContextOverlay {
     /// Nil when `id` does not exist; else where it was found.
     mutating func targetExists(_ id: ObjectID) throws(KeelError) -> TargetState? {
         if !deleted.isEmpty, deleted.contains(id) { return nil }
-        if !baseTargets.isEmpty, let recorded = baseTargets[id] { return recorded ? .rememberedWithOriginal : .remembered }
+        if !baseTargets.isEmpty, let recorded = baseTargets[id] {
+            return recorded ? .rememberedWithOriginal : .remembered
+        }
         if rows[id] != nil { return .pending }
         let base = try reader()
         guard try base.object(id) != nil else { return nil }

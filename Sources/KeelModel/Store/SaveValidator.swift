@@ -154,7 +154,8 @@ enum SaveValidator {
                     order.append(key)
                     var holders = [id]
                     let store = s.layout.storeOf[u.declaredIn.index]
-                    if let h = try TreeReading.holder(try s.readTree(store, TreeLayout.index(u)), key: valueKey), h != id {
+                    let tree = try s.readTree(store, TreeLayout.index(u))
+                    if let h = try TreeReading.holder(tree, key: valueKey), h != id {
                         if touchedSet == nil { touchedSet = Set(touchedIDs) }
                         if touchedSet?.contains(h) == false, try s.entry(h).current != nil { holders.append(h) }
                     }

@@ -43,6 +43,16 @@ struct ContextFastInsertTests {
         return (contexts[0], contexts[1], teams, model)
     }
 
+    /// Runs `body`, which must fail with `code`; `what` names what it tried, for the issue.
+    static func expectError(_ code: KeelError.Code, _ what: String, _ body: () throws(KeelError) -> Void) {
+        do {
+            try body()
+            Issue.record("\(what) was accepted")
+        } catch {
+            #expect(error.code == code, "\(error)")
+        }
+    }
+
     @Test("typed inserts leave the state JSON inserts leave: rows, defaults, inverse members, change set")
     func sameState() throws {
         let (fast, general, teams, model) = try Self.pair()
@@ -173,20 +183,14 @@ struct ContextFastInsertTests {
         try other.delete(teams[0])
         try other.save()
         context.refresh()
-        do {
+        Self.expectError(.notFound, "an insert into a team the snapshot no longer has") { () throws(KeelError) in
             _ = try context.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[0])])
-            Issue.record("an insert into a team the snapshot no longer has was accepted")
-        } catch {
-            #expect(error.code == .notFound, "\(error)")
         }
         // The context itself deletes team 1 after linking to it: the next link is refused too.
         _ = try context.insert(entity: "Member", typedValues: ["name": .string("d"), "team": .object(teams[1])])
         try context.delete(teams[1])
-        do {
+        Self.expectError(.notFound, "an insert into a team the context deleted") { () throws(KeelError) in
             _ = try context.insert(entity: "Member", typedValues: ["name": .string("e"), "team": .object(teams[1])])
-            Issue.record("an insert into a team the context deleted was accepted")
-        } catch {
-            #expect(error.code == .notFound, "\(error)")
         }
     }
 
@@ -207,11 +211,8 @@ struct ContextFastInsertTests {
         #expect(context.changes().updated == teams)
         #expect(Set(context.overlay.originals.keys) == Set(teams))
         try context.delete(teams[2])
-        do {
+        Self.expectError(.notFound, "an insert into a remembered team the context deleted") { () throws(KeelError) in
             _ = try context.insert(entity: "Member", typedValues: ["name": .string("late"), "team": .object(teams[2])])
-            Issue.record("an insert into a remembered team the context deleted was accepted")
-        } catch {
-            #expect(error.code == .notFound, "\(error)")
         }
         inserted[teams[4], default: []].append(
             try context.insert(entity: "Member", typedValues: ["name": .string("last"), "team": .object(teams[4])]))
@@ -232,11 +233,8 @@ struct ContextFastInsertTests {
         // Team 1 is remembered, and its original recorded, by an insert that then fails the
         // pending-object limit: undone, original and all.
         fast.pendingObjectLimit = 2
-        do {
+        Self.expectError(.limit, "the insert over the limit") { () throws(KeelError) in
             _ = try fast.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[1])])
-            Issue.record("the insert over the limit was accepted")
-        } catch {
-            #expect(error.code == .limit, "\(error)")
         }
         #expect(fast.overlay.originals[teams[1]] == nil)
         fast.pendingObjectLimit = nil
@@ -253,11 +251,8 @@ struct ContextFastInsertTests {
         let child = ObjectContext(parent: parent)
         _ = try child.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
         try parent.delete(teams[0])
-        do {
+        Self.expectError(.notFound, "an insert into a team the parent deleted") { () throws(KeelError) in
             _ = try child.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
-            Issue.record("an insert into a team the parent deleted was accepted")
-        } catch {
-            #expect(error.code == .notFound, "\(error)")
         }
     }
 
