@@ -1,0 +1,199 @@
+// The way out of one connection: every reply line of the daemon, whether the event loop answered
+// it or the connection's session thread, goes through here, in the order handed in.
+//
+// Whoever hands lines in writes them itself, straight to the socket (SocketWriter, one
+// non-blocking send from the calling thread), when nothing of the connection is being written:
+// the session thread's replies then reach the client without waking the event loop. One writer
+// at a time (`wire`): lines handed in while another thread writes, or while NIO still holds
+// earlier bytes, wait in `outgoing` and that writer (or NIO's completion, on the loop) writes them
+// next. What the socket does not take at once goes to NIO, which writes it when the socket is
+// writable; direct writes wait until NIO has written it. So bytes leave in order, and lines are
+// never torn.
+//
+// Every byte handed in counts in the connection's OutputGate until the socket took it (or the
+// connection dropped it): the cap on a slow reader is the same whichever thread wrote.
+//
+// The event loop's count of requests in flight lives here too (`inFlight`): the session thread
+// lowers it as it hands in final lines, so the loop, which answers a request itself only when
+// nothing is in flight, always sees it after those lines are ordered before its own. The loop is
+// woken for an answer only while it waits for one (`loopWaiting`: reading paused at a limit, a
+// backlog left, a close waiting for the last reply); otherwise it learns the count when it next
+// looks.
+
+import KeelProtocol
+import NIOCore
+import Synchronization
+
+final class ReplyWriter: Sendable {
+    enum Wire {
+        case idle
+        /// A thread is in `SocketWriter.send`.
+        case direct
+        /// NIO holds bytes not yet written.
+        case nio
+    }
+
+    struct State {
+        /// Lines handed in and not yet taken by a writer.
+        var outgoing = ByteBuffer()
+        var wire = Wire.idle
+        /// The connection's own descriptor of the socket; nil without one (every write goes
+        /// through NIO) or once the connection closed.
+        var socket: SocketWriter?
+        /// nil once the connection closed: what is handed in after is dropped.
+        var channel: (any Channel)?
+        /// Close the channel once everything handed in is written (QUIT, shutdown).
+        var closeWhenWritten = false
+        /// Requests handed to the session thread whose final line has not been handed in.
+        var inFlight = 0
+        /// The event loop waits for answers or drained output: every write wakes it.
+        var loopWaiting = false
+    }
+
+    /// One piece of writing, taken under the lock and done outside it.
+    private enum Job {
+        case direct(ByteBuffer, SocketWriter)
+        case nio(ByteBuffer, any Channel)
+        case close(any Channel)
+    }
+
+    private let state: Mutex<State>
+    let gate: OutputGate
+    /// Called on the event loop after NIO wrote bytes (the handler reads again if it paused).
+    private let onNIOWritten: @Sendable () -> Void
+
+    init(channel: any Channel, socket: SocketWriter?, gate: OutputGate, onNIOWritten: @escaping @Sendable () -> Void) {
+        self.state = Mutex(State(socket: socket, channel: channel))
+        self.gate = gate
+        self.onNIOWritten = onNIOWritten
+    }
+
+    /// Requests handed to the session thread and not answered yet.
+    var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// The event loop handed `count` requests to the session thread.
+    func submitted(_ count: Int) {
+        state.withLock { $0.inFlight += count }
+    }
+
+    /// Whether the event loop is to be woken by every write from now on. Returns true when it
+    /// was not before (the loop then looks again once: an answer may have come just before).
+    func setLoopWaiting(_ waiting: Bool) -> Bool {
+        state.withLock { s in
+            defer { s.loopWaiting = waiting }
+            return waiting && !s.loopWaiting
+        }
+    }
+
+    /// Hands in reply lines answering `finals` requests, and writes them unless another writer
+    /// is busy (it writes them next). Returns whether the event loop waits to hear of it.
+    func write(_ text: String, finals: Int) -> Bool {
+        let bytes = text.utf8.count
+        guard bytes > 0 || finals > 0 else { return false }
+        gate.add(bytes)
+        var dropped = 0
+        let (first, wake) = state.withLock { s -> (Job?, Bool) in
+            s.inFlight -= finals
+            if s.channel == nil {
+                dropped = bytes
+            } else {
+                s.outgoing.writeString(text)
+            }
+            return (take(&s), s.loopWaiting)
+        }
+        if dropped > 0 { gate.drained(dropped) }
+        var job = first
+        while let taken = job {
+            job = run(taken)
+        }
+        return wake
+    }
+
+    /// Closes the channel once everything handed in so far is written (at once if nothing is).
+    func closeWhenWritten() {
+        let job = state.withLock { s -> Job? in
+            s.closeWhenWritten = true
+            return take(&s)
+        }
+        if let job { _ = run(job) }
+    }
+
+    /// The channel closed (event loop): what waits is dropped, the descriptor let go (a send under
+    /// way keeps it until it returns).
+    func closed() {
+        let dropped = state.withLock { s -> Int in
+            s.channel = nil
+            s.socket = nil
+            defer { s.outgoing.clear() }
+            return s.outgoing.readableBytes
+        }
+        if dropped > 0 { gate.drained(dropped) }
+    }
+
+    /// Under the lock: the next piece of writing, when no writer is busy.
+    private func take(_ s: inout State) -> Job? {
+        guard case .idle = s.wire, let channel = s.channel else { return nil }
+        guard s.outgoing.readableBytes > 0 else {
+            guard s.closeWhenWritten else { return nil }
+            s.channel = nil
+            s.socket = nil
+            return .close(channel)
+        }
+        let bytes = s.outgoing
+        s.outgoing = ByteBuffer()
+        if let socket = s.socket {
+            s.wire = .direct
+            return .direct(bytes, socket)
+        }
+        s.wire = .nio
+        return .nio(bytes, channel)
+    }
+
+    /// Does one piece of writing; returns the next (lines handed in meanwhile, or what the socket
+    /// did not take, for NIO).
+    private func run(_ job: Job) -> Job? {
+        switch job {
+        case .direct(var bytes, let socket):
+            let sent = socket.send(bytes)
+            bytes.moveReaderIndex(forwardBy: sent)
+            if sent > 0 { gate.drained(sent) }
+            let left = bytes.readableBytes
+            var dropped = 0
+            let next = state.withLock { s -> Job? in
+                s.wire = .idle
+                guard left > 0 else { return take(&s) }
+                guard let channel = s.channel else {
+                    dropped = left
+                    return nil
+                }
+                s.wire = .nio
+                return .nio(bytes, channel)
+            }
+            if dropped > 0 { gate.drained(dropped) }
+            return next
+        case .nio(let bytes, let channel):
+            let count = bytes.readableBytes
+            channel.writeAndFlush(bytes).whenComplete { _ in
+                self.gate.drained(count)
+                self.nioWritten()
+            }
+            return nil
+        case .close(let channel):
+            channel.close(promise: nil)
+            return nil
+        }
+    }
+
+    /// NIO wrote (or dropped, the channel failing) what it was given: direct writes may go again,
+    /// starting with what was handed in meanwhile. On the event loop.
+    private func nioWritten() {
+        var job = state.withLock { s -> Job? in
+            s.wire = .idle
+            return take(&s)
+        }
+        while let taken = job {
+            job = run(taken)
+        }
+        onNIOWritten()
+    }
+}
