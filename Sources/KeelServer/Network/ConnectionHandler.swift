@@ -144,9 +144,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
         updateWaiting()
     }
 
-    /// Replies answered on the loop, in order behind everything handed in before.
+    /// Replies answered on the loop, in order behind everything handed in before. When the
+    /// socket took them at once there is no NIO write whose completion would resume a paused
+    /// connection, so a pause looks again on the next loop turn.
     func write(_ text: String) {
-        _ = link?.output.write(text, finals: 0)
+        guard let link else { return }
+        _ = link.output.write(text, finals: 0)
+        if readWanted || !backlog.isEmpty, let context {
+            context.eventLoop.execute { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] in
+                handler.value.resumeIfDrained()
+            }
+        }
     }
 
     /// Tells the ReplyWriter whether this loop waits for the thread's answers (reading paused at
