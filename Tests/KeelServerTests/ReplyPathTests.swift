@@ -88,6 +88,28 @@ struct ReplyPathTests {
         #expect(try other.request("o PING").isOK)
     }
 
+    @Test("QUIT answered by the session thread: a request sent after it is never answered, even one the loop reads before it hears of the QUIT")
+    func quitOnThreadThenLoopRequest() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.configure(["syncMode": "off"])
+        try keeld.start()
+        let setup = try keeld.connect()
+        try setup.ok(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"A"}]}"#)
+        for round in 0..<40 {
+            let client = try keeld.connect()
+            // The GET puts the QUIT on the thread; the PING, sent once QUIT's OK is read, can
+            // reach the loop before the thread's word that the connection is closing.
+            try client.send(#"g GET {"$id":"Company/\#(round % 2 + 1)"}"# + "\nq QUIT\n")
+            #expect(try client.line().hasPrefix("g "))
+            #expect(try client.line() == "q OK")
+            try? client.send("p PING\n")
+            let after = try? client.readLine()
+            #expect(after == nil, "round \(round): \(after ?? "")")
+        }
+        #expect(try setup.request("p PING").isOK)
+    }
+
     @Test("Peers that close while the session thread writes to them: no crash, no descriptor left open")
     func peerClosesMidWrite() throws {
         let (keeld, client) = try Self.startWithBigObject()

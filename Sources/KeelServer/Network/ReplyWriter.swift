@@ -86,19 +86,21 @@ final class ReplyWriter: Sendable {
     }
 
     /// Hands in reply lines answering `finals` requests, and writes them unless another writer
-    /// is busy (it writes them next). Returns whether the event loop waits to hear of it.
-    func write(_ text: String, finals: Int) -> Bool {
+    /// is busy (it writes them next); `close` closes the channel once they are written (QUIT), and
+    /// nothing handed in after them is written. Returns whether the event loop waits to hear of it.
+    func write(_ text: String, finals: Int, close: Bool = false) -> Bool {
         let bytes = text.utf8.count
-        guard bytes > 0 || finals > 0 else { return false }
+        guard bytes > 0 || finals > 0 || close else { return false }
         gate.add(bytes)
         var dropped = 0
         let (first, wake) = state.withLock { s -> (Job?, Bool) in
             s.inFlight -= finals
-            if s.channel == nil {
+            if s.channel == nil || s.closeWhenWritten {
                 dropped = bytes
             } else {
                 s.outgoing.writeString(text)
             }
+            if close { s.closeWhenWritten = true }
             return (take(&s), s.loopWaiting)
         }
         if dropped > 0 { gate.drained(dropped) }
@@ -109,7 +111,8 @@ final class ReplyWriter: Sendable {
         return wake
     }
 
-    /// Closes the channel once everything handed in so far is written (at once if nothing is).
+    /// Closes the channel once everything handed in so far is written (at once if nothing is);
+    /// what is handed in after is dropped.
     func closeWhenWritten() {
         let job = state.withLock { s -> Job? in
             s.closeWhenWritten = true
