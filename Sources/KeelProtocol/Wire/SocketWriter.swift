@@ -66,3 +66,71 @@ public final class SocketWriter: Sendable {
         return socket
     }
 }
+
+/// The bytes of one connection waiting to be written, and who writes them: one writer at a time,
+/// so bytes reach the socket in the order they were queued. Its owner keeps it under its lock (the
+/// client's ConnectionCore, the daemon's ReplyWriter), takes a `Write` there and does it outside
+/// the lock: a direct send from the calling thread, or NIO for what a send left (the wire stays
+/// with NIO until the owner reports it written, so no direct send overtakes it).
+public struct OutputWire: Sendable {
+    public enum Turn: Sendable {
+        case idle
+        /// A thread is in `SocketWriter.send` with bytes taken from `outgoing`.
+        case direct
+        /// NIO holds bytes the socket did not take at once, and writes them when it can.
+        case nio
+    }
+
+    /// One writer's turn at the bytes.
+    public enum Write: Sendable {
+        case direct(ByteBuffer, SocketWriter)
+        case nio(ByteBuffer, any Channel)
+    }
+
+    /// Bytes queued and not yet taken by a writer.
+    public var outgoing = ByteBuffer()
+    /// Who writes now.
+    public private(set) var turn = Turn.idle
+    /// The socket for direct writes; nil: every write goes through NIO. Set to nil when the
+    /// connection ends (a send under way keeps the descriptor until it returns).
+    public var socket: SocketWriter?
+
+    public init(socket: SocketWriter? = nil) {
+        self.socket = socket
+    }
+
+    public var isIdle: Bool {
+        if case .idle = turn { true } else { false }
+    }
+
+    /// Everything queued, for one writer: sent directly when there is a socket, else through
+    /// `channel`. Nil when another writer is busy, nothing is queued, or there is no way out.
+    public mutating func take(channel: (any Channel)?) -> Write? {
+        guard isIdle, outgoing.readableBytes > 0 else { return nil }
+        let bytes = outgoing
+        if let socket {
+            outgoing = ByteBuffer()
+            turn = .direct
+            return .direct(bytes, socket)
+        }
+        guard let channel else { return nil }
+        outgoing = ByteBuffer()
+        turn = .nio
+        return .nio(bytes, channel)
+    }
+
+    /// A direct send returned leaving `rest` (read index past what the socket took): NIO's turn
+    /// for it through `channel`, or nil when it took everything or there is no channel (the rest
+    /// is dropped). The wire is idle unless NIO's turn is returned.
+    public mutating func sent(leaving rest: ByteBuffer, channel: (any Channel)?) -> Write? {
+        turn = .idle
+        guard rest.readableBytes > 0, let channel else { return nil }
+        turn = .nio
+        return .nio(rest, channel)
+    }
+
+    /// NIO wrote (or, the channel failing, dropped) what it was given.
+    public mutating func nioWritten() {
+        turn = .idle
+    }
+}

@@ -4,9 +4,9 @@
 // Whoever hands lines in writes them itself, straight to the socket (SocketWriter, one
 // non-blocking send from the calling thread), when nothing of the connection is being written:
 // the session thread's replies then reach the client without waking the event loop. One writer
-// at a time (`wire`): lines handed in while another thread writes, or while NIO still holds
-// earlier bytes, wait in `outgoing` and that writer (or NIO's completion, on the loop) writes them
-// next. What the socket does not take at once goes to NIO, which writes it when the socket is
+// at a time (KeelProtocol's OutputWire, which the client's requests use too): lines handed in
+// while another thread writes, or while NIO still holds earlier bytes, wait in its `outgoing` and
+// that writer (or NIO's completion, on the loop) writes them next. What the socket does not take at once goes to NIO, which writes it when the socket is
 // writable; direct writes wait until NIO has written it. So bytes leave in order, and lines are
 // never torn.
 //
@@ -25,21 +25,10 @@ import NIOCore
 import Synchronization
 
 final class ReplyWriter: Sendable {
-    enum Wire {
-        case idle
-        /// A thread is in `SocketWriter.send`.
-        case direct
-        /// NIO holds bytes not yet written.
-        case nio
-    }
-
     struct State {
-        /// Lines handed in and not yet taken by a writer.
-        var outgoing = ByteBuffer()
-        var wire = Wire.idle
-        /// The connection's own descriptor of the socket; nil without one (every write goes
-        /// through NIO) or once the connection closed.
-        var socket: SocketWriter?
+        /// Lines handed in and not yet written, who writes them, and the connection's own
+        /// descriptor of the socket (nil without one: every write goes through NIO).
+        var wire: OutputWire
         /// nil once the connection closed: what is handed in after is dropped.
         var channel: (any Channel)?
         /// Close the channel once everything handed in is written (QUIT, shutdown).
@@ -50,10 +39,9 @@ final class ReplyWriter: Sendable {
         var loopWaiting = false
     }
 
-    /// One piece of writing, taken under the lock and done outside it.
+    /// One piece of work, taken under the lock and done outside it.
     private enum Job {
-        case direct(ByteBuffer, SocketWriter)
-        case nio(ByteBuffer, any Channel)
+        case write(OutputWire.Write)
         case close(any Channel)
     }
 
@@ -63,7 +51,7 @@ final class ReplyWriter: Sendable {
     private let onNIOWritten: @Sendable () -> Void
 
     init(channel: any Channel, socket: SocketWriter?, gate: OutputGate, onNIOWritten: @escaping @Sendable () -> Void) {
-        self.state = Mutex(State(socket: socket, channel: channel))
+        self.state = Mutex(State(wire: OutputWire(socket: socket), channel: channel))
         self.gate = gate
         self.onNIOWritten = onNIOWritten
     }
@@ -98,16 +86,13 @@ final class ReplyWriter: Sendable {
             if s.channel == nil || s.closeWhenWritten {
                 dropped = bytes
             } else {
-                s.outgoing.writeString(text)
+                s.wire.outgoing.writeString(text)
             }
             if close { s.closeWhenWritten = true }
             return (take(&s), s.loopWaiting)
         }
         if dropped > 0 { gate.drained(dropped) }
-        var job = first
-        while let taken = job {
-            job = run(taken)
-        }
+        run(first)
         return wake
     }
 
@@ -118,7 +103,7 @@ final class ReplyWriter: Sendable {
             s.closeWhenWritten = true
             return take(&s)
         }
-        if let job { _ = run(job) }
+        run(job)
     }
 
     /// The channel closed (event loop): what waits is dropped, the descriptor let go (a send under
@@ -126,77 +111,62 @@ final class ReplyWriter: Sendable {
     func closed() {
         let dropped = state.withLock { s -> Int in
             s.channel = nil
-            s.socket = nil
-            defer { s.outgoing.clear() }
-            return s.outgoing.readableBytes
+            s.wire.socket = nil
+            defer { s.wire.outgoing.clear() }
+            return s.wire.outgoing.readableBytes
         }
         if dropped > 0 { gate.drained(dropped) }
     }
 
-    /// Under the lock: the next piece of writing, when no writer is busy.
+    /// Under the lock: the next piece of work, when no writer is busy.
     private func take(_ s: inout State) -> Job? {
-        guard case .idle = s.wire, let channel = s.channel else { return nil }
-        guard s.outgoing.readableBytes > 0 else {
-            guard s.closeWhenWritten else { return nil }
-            s.channel = nil
-            s.socket = nil
-            return .close(channel)
-        }
-        let bytes = s.outgoing
-        s.outgoing = ByteBuffer()
-        if let socket = s.socket {
-            s.wire = .direct
-            return .direct(bytes, socket)
-        }
-        s.wire = .nio
-        return .nio(bytes, channel)
+        guard s.wire.isIdle, let channel = s.channel else { return nil }
+        if let write = s.wire.take(channel: channel) { return .write(write) }
+        guard s.closeWhenWritten else { return nil }
+        s.channel = nil
+        s.wire.socket = nil
+        return .close(channel)
     }
 
-    /// Does one piece of writing; returns the next (lines handed in meanwhile, or what the socket
-    /// did not take, for NIO).
-    private func run(_ job: Job) -> Job? {
-        switch job {
-        case .direct(var bytes, let socket):
-            let sent = socket.send(bytes)
-            bytes.moveReaderIndex(forwardBy: sent)
-            if sent > 0 { gate.drained(sent) }
-            let left = bytes.readableBytes
-            var dropped = 0
-            let next = state.withLock { s -> Job? in
-                s.wire = .idle
-                guard left > 0 else { return take(&s) }
-                guard let channel = s.channel else {
-                    dropped = left
-                    return nil
+    /// Does `job` and whatever follows it (lines handed in meanwhile, or what the socket did not
+    /// take, for NIO).
+    private func run(_ job: Job?) {
+        var next = job
+        while let job = next {
+            switch job {
+            case .write(.direct(var bytes, let socket)):
+                let sent = socket.send(bytes)
+                bytes.moveReaderIndex(forwardBy: sent)
+                if sent > 0 { gate.drained(sent) }
+                let left = bytes.readableBytes
+                next = state.withLock { s -> Job? in
+                    guard let write = s.wire.sent(leaving: bytes, channel: s.channel) else { return take(&s) }
+                    return .write(write)
                 }
-                s.wire = .nio
-                return .nio(bytes, channel)
+                // The connection closed meanwhile: the rest was dropped.
+                if left > 0, next == nil { gate.drained(left) }
+            case .write(.nio(let bytes, let channel)):
+                let count = bytes.readableBytes
+                channel.writeAndFlush(bytes).whenComplete { _ in
+                    self.gate.drained(count)
+                    self.nioWritten()
+                }
+                next = nil
+            case .close(let channel):
+                channel.close(promise: nil)
+                next = nil
             }
-            if dropped > 0 { gate.drained(dropped) }
-            return next
-        case .nio(let bytes, let channel):
-            let count = bytes.readableBytes
-            channel.writeAndFlush(bytes).whenComplete { _ in
-                self.gate.drained(count)
-                self.nioWritten()
-            }
-            return nil
-        case .close(let channel):
-            channel.close(promise: nil)
-            return nil
         }
     }
 
     /// NIO wrote (or dropped, the channel failing) what it was given: direct writes may go again,
     /// starting with what was handed in meanwhile. On the event loop.
     private func nioWritten() {
-        var job = state.withLock { s -> Job? in
-            s.wire = .idle
+        let job = state.withLock { s -> Job? in
+            s.wire.nioWritten()
             return take(&s)
         }
-        while let taken = job {
-            job = run(taken)
-        }
+        run(job)
         onNIOWritten()
     }
 }
