@@ -8,4 +8,10 @@
 /// fallocate only under _GNU_SOURCE, which Swift's Glibc module does not see.
 int keel_fallocate(int fd, int64_t offset, int64_t length);
 
+/// sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE): starts writeback of the dirty
+/// pages of [offset, offset + length) and returns without waiting for it. Makes nothing durable
+/// (no metadata, no device cache flush): a later fdatasync still does that, with less left to
+/// wait for. Returns 0, or -1 with errno set (ENOSYS where sync_file_range does not exist).
+int keel_start_writeback(int fd, int64_t offset, int64_t length);
+
 #endif

@@ -55,6 +55,11 @@ public final class FaultInjectingFile: StorageFile {
         try base.allocate(offset: offset, length: length)
     }
 
+    public func startWriteback(offset: UInt64, length: UInt64) throws(StorageError) {
+        try injector.check(.writeback, paths: [path], operation: "sync_file_range \(offset)+\(length)")
+        try base.startWriteback(offset: offset, length: length)
+    }
+
     public func close() throws(StorageError) {
         // close(2) releases the descriptor even when it fails: close the wrapped file, then report.
         let decision = injector.decide(.close, paths: [path], operation: "close")

@@ -25,7 +25,7 @@ public struct FileOpenOptions: Sendable, Hashable {
 
 /// The kinds of file operation, for fault injection and crash points.
 public enum FileOperationKind: String, Sendable, Hashable, CaseIterable {
-    case open, read, write, sync, truncate, allocate, close, rename, remove, syncDirectory
+    case open, read, write, sync, truncate, allocate, close, rename, remove, syncDirectory, writeback
 }
 
 /// A file system: opening, renaming and removing files, and making directory changes durable.
@@ -82,8 +82,21 @@ public protocol StorageFile: AnyObject, Sendable {
     /// Reserves disk space for `[offset, offset + length)` without changing visible contents
     /// (fallocate with FALLOC_FL_KEEP_SIZE off: the size grows to cover the range).
     func allocate(offset: UInt64, length: UInt64) throws(StorageError)
+    /// Starts writing back the written, not yet durable bytes of `[offset, offset + length)` and
+    /// returns without waiting (Linux sync_file_range, SYNC_FILE_RANGE_WRITE). A hint that lets the
+    /// device work while the caller goes on writing, so that the `sync` that follows has less left
+    /// to wait for. It makes nothing durable and promises nothing about order: until that `sync`,
+    /// any of the range's writes may or may not have reached the disk, as without the hint (the
+    /// crash simulation's `torn` mode covers it). A throw means writeback already failed (EIO,
+    /// ENOSPC) and is handled like a failed write; files that cannot take the hint ignore it.
+    func startWriteback(offset: UInt64, length: UInt64) throws(StorageError)
     /// Closes the file. Further calls throw `.closed`.
     func close() throws(StorageError)
+}
+
+extension StorageFile {
+    /// In-memory and crash-simulating files: nothing to start (their `sync` does the work).
+    public func startWriteback(offset: UInt64, length: UInt64) throws(StorageError) {}
 }
 
 extension StorageFile {

@@ -121,6 +121,20 @@ public final class PosixFile: StorageFile {
         }
     }
 
+    public func startWriteback(offset: UInt64, length: UInt64) throws(StorageError) {
+        if isReadOnly || length == 0 { return }
+        let start = try fileOffset(offset, path: path)
+        let count = try fileOffset(length, path: path)
+        try withDescriptor("writeback") { (fd) throws(StorageError) in
+            let (r, code) = retryingOnInterrupt { keel_start_writeback(fd, Int64(start), Int64(count)) }
+            // A hint: where the kernel or the file has no sync_file_range, the later fdatasync
+            // does all the work, as before. Anything else (EIO, ENOSPC: writeback already failed)
+            // is the caller's to handle like a failed write.
+            if r == 0 || code == ENOSYS || code == EINVAL || code == ESPIPE || code == EOPNOTSUPP { return }
+            throw StorageError.posix(code, "sync_file_range \(offset)+\(length)", path: path, writing: true)
+        }
+    }
+
     /// The fallback for file systems without fallocate: writes zeros over the part of
     /// `[offset, end)` that lies past the current end of file, in 1 MiB chunks. Bytes already in
     /// the file are left alone, so the visible contents never change.

@@ -85,7 +85,8 @@ extension Pager {
             file: logFile, header: header, end: scan.header == nil ? LogPosition(UInt64(LogFormat.headerSize)) : scan.end,
             lastChecksum: scan.header == nil ? header.checksum : scan.lastChecksum,
             nextSequence: scan.header == nil ? header.baseSequence : scan.nextSequence,
-            compress: options.compressLog, preallocationBytes: options.logPreallocationBytes)
+            compress: options.compressLog, preallocationBytes: options.logPreallocationBytes,
+            startsWriteback: options.syncMode != .off)
 
         var table = PageTable(budgetBytes: max(options.cacheSizeBytes, 16 * pageSize), pageSize: pageSize)
         for frame in scan.frames {

@@ -18,6 +18,10 @@ final class WriteAheadLog: @unchecked Sendable {
     let pageSize: Int
     let compress: Bool
     let preallocationBytes: UInt64
+    /// Whether a commit larger than one chunk starts writeback of each full chunk as soon as it is
+    /// written (`StorageFile.startWriteback`), so the device writes the early chunks while the
+    /// later ones are encoded and the commit's fdatasync waits for less. Off with sync mode off.
+    let startsWriteback: Bool
 
     /// Writer-lock state: the current header, where the next frame goes, the checksum chain.
     private(set) var header: LogFormat.Header
@@ -33,7 +37,7 @@ final class WriteAheadLog: @unchecked Sendable {
     private let pageZeros: CRC32C.ZeroAppend
 
     init(file: any StorageFile, header: LogFormat.Header, end: LogPosition, lastChecksum: UInt32,
-         nextSequence: FrameSequence, compress: Bool, preallocationBytes: UInt64) throws(StorageError) {
+         nextSequence: FrameSequence, compress: Bool, preallocationBytes: UInt64, startsWriteback: Bool = false) throws(StorageError) {
         self.file = file
         self.pageSize = Int(header.pageSize)
         self.header = header
@@ -42,6 +46,7 @@ final class WriteAheadLog: @unchecked Sendable {
         self.nextSequence = nextSequence
         self.compress = compress
         self.preallocationBytes = max(preallocationBytes, 64 * 1024)
+        self.startsWriteback = startsWriteback
         self.capacity = try file.size()
         self.scratch = [UInt8](repeating: 0, count: LZ4.compressBound(Int(header.pageSize)))
         self.pageZeros = CRC32C.ZeroAppend(length: Int(header.pageSize) - 4)
@@ -133,7 +138,13 @@ final class WriteAheadLog: @unchecked Sendable {
             chain = crc
             position += UInt64(LogFormat.frameHeaderSize + stored)
             sequence = FrameSequence(sequence.rawValue + 1)
-            if out.count >= Self.chunkBytes { try writeChunk() }
+            if out.count >= Self.chunkBytes {
+                let from = chunkStart
+                try writeChunk()
+                // A full chunk with more to come: its writeback can start now (the last chunk's
+                // is left to the commit's fdatasync, which follows at once).
+                if startsWriteback { try file.startWriteback(offset: from, length: chunkStart - from) }
+            }
         }
         try writeChunk()
         end = LogPosition(position)

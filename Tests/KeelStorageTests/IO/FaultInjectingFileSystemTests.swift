@@ -154,6 +154,7 @@ struct FaultInjectingFileSystemTests {
             case .rename: try fs.rename("/d/f", to: "/d/g")
             case .remove: try fs.remove("/d/f")
             case .syncDirectory: try fs.syncDirectory("/d")
+            case .writeback: try file.startWriteback(offset: 0, length: 3)
             }
         }
         #expect(error?.code == .io)

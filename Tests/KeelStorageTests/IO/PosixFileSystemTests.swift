@@ -43,6 +43,29 @@ struct PosixFileSystemTests {
         }
     }
 
+    @Test("startWriteback of written ranges changes nothing visible; read-only files ignore it, closed files refuse it")
+    func startWriteback() throws {
+        try withTemporaryDirectory { dir in
+            let file = try fs.open(dir + "/f", options: .createIfNeeded)
+            let bytes = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            try file.write(bytes: bytes, at: 0)
+            try file.startWriteback(offset: 0, length: 1 << 20)
+            try file.startWriteback(offset: 1 << 20, length: 2 << 20)
+            try file.startWriteback(offset: 3 << 20, length: 1 << 20)  // past the end: nothing to write
+            try file.startWriteback(offset: 0, length: 0)
+            try file.sync()
+            #expect(try file.size() == UInt64(bytes.count))
+            #expect(try file.readAll() == bytes)
+            try file.close()
+            #expect((#expect(throws: StorageError.self) { try file.startWriteback(offset: 0, length: 4096) })?.code == .closed)
+
+            let readOnly = try fs.open(dir + "/f", options: .readOnly)
+            try readOnly.startWriteback(offset: 0, length: 4096)
+            #expect(try readOnly.readAll() == bytes)
+            try readOnly.close()
+        }
+    }
+
     @Test("allocate grows the size without changing the bytes already there, and never shrinks")
     func allocateGrows() throws {
         try withTemporaryDirectory { dir in
