@@ -62,7 +62,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The line protocol without sockets: request and reply lines, framing, the command table.
+        // The line protocol: request and reply lines, framing, the command table, and the direct
+        // socket writes client and daemon share (SocketWriter).
         .target(
             name: "KeelProtocol",
             dependencies: [
@@ -70,12 +71,14 @@ let package = Package(
                 "KeelStorage",
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                // ByteBuffer and SocketAddress, for SocketWriter (shared by client and daemon).
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "KeelProtocolTests",
-            dependencies: ["KeelProtocol"],
+            dependencies: ["KeelProtocol", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(

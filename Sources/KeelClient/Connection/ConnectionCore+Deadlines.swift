@@ -75,14 +75,14 @@ extension ConnectionCore {
             s.failure = error
             let calls = Array(s.calls.values)
             s.calls = [:]
-            s.outgoing = ByteBuffer()
+            s.wire.outgoing = ByteBuffer()
             let (subscribers, waiters) = s.subscriptions.takeAll()
             let timer = s.timer
             s.timer = nil
             s.timerAt = nil
             s.handler = nil
             // Its descriptor closes once a send under way (if any) lets go of it.
-            s.writer = nil
+            s.wire.socket = nil
             return (calls, subscribers, waiters, timer)
         }
         guard let taken else { return false }

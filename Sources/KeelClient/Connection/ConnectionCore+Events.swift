@@ -108,7 +108,7 @@ extension ConnectionCore {
         guard s.failure == nil else { return false }
         let tag = makeTag()
         s.calls[tag] = PendingCall(kind: .discarded, deadline: nil, timeout: .zero, command: "UNSUBSCRIBE")
-        s.outgoing.writeString("\(tag) UNSUBSCRIBE\n")
+        s.wire.outgoing.writeString("\(tag) UNSUBSCRIBE\n")
         return Self.queued(&s)
     }
 

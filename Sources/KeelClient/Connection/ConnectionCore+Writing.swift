@@ -49,7 +49,7 @@ extension ConnectionCore {
             if let failure = s.failure ?? (whileClosing ? nil : s.closing) { return (failure, false) }
             if Task.isCancelled { return (KeelError(.cancelled, "the task was cancelled before \(call.command) was sent"), false) }
             s.calls[tag] = call
-            s.outgoing.writeString(line)
+            s.wire.outgoing.writeString(line)
             if let deadline = call.deadline, s.timerAt.map({ deadline < $0 }) ?? true {
                 s.timerAt = deadline
                 s.timerDirty = true
@@ -104,7 +104,7 @@ extension ConnectionCore {
     private func flushJob() {
         let schedule = state.withLock { s -> Bool in
             s.flushJobPending = false
-            guard s.outgoing.readableBytes > 0, !s.flushScheduled else { return false }
+            guard s.wire.outgoing.readableBytes > 0, !s.flushScheduled else { return false }
             s.flushDeferred = false
             s.flushScheduled = true
             return true
@@ -133,10 +133,7 @@ extension ConnectionCore {
     }
 
     /// Bytes taken from `outgoing` for one writer.
-    enum WriteJob {
-        case direct(ByteBuffer, SocketWriter)
-        case nio(ByteBuffer, any Channel)
-    }
+    typealias WriteJob = OutputWire.Write
 
     /// Under the lock: the bytes to write now and how, or nil when there are none or another
     /// writer is busy (it writes them when done).
@@ -148,21 +145,12 @@ extension ConnectionCore {
             s.timerDirty = false
             rearmTimer()
         }
-        guard case .idle = s.wire else {
+        guard s.wire.isIdle else {
             s.flushAfterWrite = true
             return nil
         }
         s.flushAfterWrite = false
-        guard s.outgoing.readableBytes > 0 else { return nil }
-        let bytes = s.outgoing
-        s.outgoing = ByteBuffer()
-        if let writer = s.writer {
-            s.wire = .direct
-            return .direct(bytes, writer)
-        }
-        guard let channel = s.channel else { return nil }
-        s.wire = .nio
-        return .nio(bytes, channel)
+        return s.wire.take(channel: s.channel)
     }
 
     /// Writes one job; returns the next (bytes queued meanwhile by flushes that found this
@@ -173,15 +161,13 @@ extension ConnectionCore {
             let sent = writer.send(bytes)
             bytes.moveReaderIndex(forwardBy: sent)
             return state.withLock { s -> WriteJob? in
-                s.wire = .idle
+                let rest = s.wire.sent(leaving: bytes, channel: s.failure == nil ? s.channel : nil)
                 guard s.failure == nil else { return nil }
                 guard bytes.readableBytes > 0 else {
                     return s.flushAfterWrite ? takeForWriting(&s) : nil
                 }
-                guard let channel = s.channel else { return nil }
-                counters.writesLeftToEventLoop.add(1, ordering: .relaxed)
-                s.wire = .nio
-                return .nio(bytes, channel)
+                if rest != nil { counters.writesLeftToEventLoop.add(1, ordering: .relaxed) }
+                return rest
             }
         case .nio(let bytes, let channel):
             channel.writeAndFlush(bytes).whenComplete { _ in self.nioWriteDone() }
@@ -193,7 +179,7 @@ extension ConnectionCore {
     /// direct writes may go again, starting with what was queued meanwhile.
     private func nioWriteDone() {
         var job = state.withLock { s -> WriteJob? in
-            s.wire = .idle
+            s.wire.nioWritten()
             guard s.failure == nil, s.flushAfterWrite else { return nil }
             return takeForWriting(&s)
         }

@@ -85,28 +85,17 @@ struct PendingCall {
 }
 
 final class ConnectionCore: Sendable {
-    /// Who writes to the socket (+Writing: `flush`).
-    enum Wire {
-        case idle
-        /// A thread is in `send` with bytes taken from `outgoing`.
-        case direct
-        /// Bytes the socket did not take at once are with NIO, which writes them when it can.
-        case nio
-    }
-
     struct State {
         var calls: [UInt64: PendingCall] = [:]
-        /// Request lines not yet written.
-        var outgoing = ByteBuffer()
+        /// Request lines not yet written, who is writing to the socket now (one writer at a time
+        /// keeps the lines in order), and the socket for writing from any thread (no socket until
+        /// connected and once failed) — KeelProtocol's OutputWire.
+        var wire = OutputWire()
         /// A caller is about to flush (it set this under the lock and calls `flush` next).
         var flushScheduled = false
-        /// Who is writing to the socket now (one writer at a time keeps the lines in order).
-        var wire = Wire.idle
         /// `flush` was called while another writer was busy: that writer writes `outgoing`
         /// when it is done.
         var flushAfterWrite = false
-        /// The socket, for writing from any thread (nil until connected and once failed).
-        var writer: SocketWriter?
         /// Calls registered whose lines are still in `outgoing` (so `calls.count - queuedCalls`
         /// calls are on the wire, unanswered).
         var queuedCalls = 0

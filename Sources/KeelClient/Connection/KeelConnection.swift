@@ -101,7 +101,7 @@ public final class KeelConnection: Sendable {
         }
         core.state.withLock {
             $0.channel = channel
-            $0.writer = writer
+            $0.wire.socket = writer
         }
         do throws(KeelError) {
             let timeout = TimeAmount(options.deadline)

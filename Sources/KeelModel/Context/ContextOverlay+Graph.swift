@@ -34,9 +34,10 @@ extension ContextOverlay: ObjectReader, GraphEditor {
         if let ordered = pending.ordered { return ordered }
         let base = inserted ? [] : try reader().members(of: id, field: field)
         var out = pending.removed.isEmpty ? base : base.filter { !pending.removed.contains($0) }
-        if !pending.added.isEmpty {
-            let present = Set(base)
+        if !pending.added.isEmpty || !pending.fresh.isEmpty {
+            let present = pending.added.isEmpty ? [] : Set(base)
             out.append(contentsOf: pending.added.filter { !present.contains($0) })
+            out.append(contentsOf: pending.fresh)  // new objects: in no base list
             out.sort()
         }
         return out

@@ -6,12 +6,15 @@
 // - `rows`: one `PendingRow` per inserted object and per pre-existing object whose row changed —
 //   the whole row as an array by field (`Entity.properties` order), never a dictionary of names.
 // - `members`: per (object, to-many field) the edits over the base: `added`/`removed` sets for an
-//   unordered relationship (read = base − removed + added, sorted by ID), the whole list for an
-//   ordered one (positions matter).
+//   unordered relationship (read = base − removed + added, sorted by ID; new objects a fast insert
+//   linked sit in an array beside `added`, `fresh`, appended without hashing), the whole list for
+//   an ordered one (positions matter).
 // - `deleted`: pre-existing objects deleted here. Inserted objects that are deleted just vanish.
 // - `log`: the `Change` log. An insert's values are read from its row when the change set is
 //   built (`liveInsert`) until something else writes that row, when they are copied into the log
-//   (`materialize`) — so a bulk insert does not keep every row twice.
+//   (`materialize`) — so a bulk insert does not keep every row twice. The fast INSERT, whose row
+//   is complete at once, logs `.insertRow` with the row's own array (shared, not copied; a later
+//   write of the row copies it, as `materialize` would).
 // - `originals`: the base row of every pre-existing object changed or deleted, taken at its first
 //   change (what `changes()` reports as updated or deleted, and what a save checks).
 // - `transients`: transient attribute values; kept apart so they never dirty an object nor reach
@@ -36,9 +39,20 @@ struct PendingRow {
 
 struct PendingMembers {
     var added: Set<ObjectID> = []
+    /// Added members that were new objects when they joined (a fast insert's object, linked in
+    /// the command that made it): in no base list and in neither set, so appended without
+    /// hashing. Added ∪ fresh is what was added; `settle` moves them into `added` before any
+    /// other edit of the entry.
+    var fresh: [ObjectID] = []
     var removed: Set<ObjectID> = []
     /// The whole list, for an ordered relationship.
     var ordered: [ObjectID]?
+
+    mutating func settle() {
+        guard !fresh.isEmpty else { return }
+        added.formUnion(fresh)
+        fresh.removeAll()
+    }
 }
 
 enum LogEntry {
@@ -54,6 +68,7 @@ struct ContextOverlay {
         case deleted(ObjectID)
         case members(MemberKey, PendingMembers?)
         case member(MemberKey, ObjectID, wasAdded: Bool, wasRemoved: Bool, existed: Bool)
+        case freshMember(MemberKey, ObjectID, existed: Bool)
         case liveInsert(index: Int, ObjectID)
         case transient(ObjectID, field: Int, previous: Value?)
     }
@@ -62,8 +77,14 @@ struct ContextOverlay {
     /// What the overlay lies over; nil until the context's first read after open, save, rollback
     /// or refresh.
     var base: (any ObjectReader)? {
-        didSet { lastBaseTarget = nil }
+        didSet {
+            hasBase = base != nil
+            baseTargets.removeAll(keepingCapacity: true)
+        }
     }
+    /// `base != nil`, kept as a plain flag: every command asks, and comparing the existential
+    /// with nil copies it (a retain and a release).
+    private(set) var hasBase = false
 
     private(set) var rows: [ObjectID: PendingRow] = [:]
     private(set) var members: [MemberKey: PendingMembers] = [:]
@@ -81,9 +102,15 @@ struct ContextOverlay {
     /// same object (every insert of a batch links to the same department) skips the lookup.
     /// Cleared whenever originals are dropped (undo, reset).
     private var lastOriginal: ObjectID?
-    /// The last to-one target `targetExists` found in the base (not a pending insert): it exists
-    /// until the context deletes it (`deleted`, checked first) or the base changes (cleared).
-    private var lastBaseTarget: ObjectID?
+    /// The to-one targets `targetExists` found in a snapshot base (not pending inserts): each
+    /// exists until the context deletes it (`deleted`, checked first) or the base changes
+    /// (emptied). A bulk insert spreads its objects over many targets (every employee names one
+    /// of a hundred departments): one hash lookup each, instead of reading the snapshot again.
+    /// Only a `ContextSnapshot` base (fixed) is remembered; a child context's base is its
+    /// parent's live state, which may delete a target at any time. The value says the target's
+    /// original is recorded (`originals`), so a fast insert's link skips `touchOriginal`; it is
+    /// set by `linkMember` and every entry goes false whenever originals are dropped (undo, reset).
+    private var baseTargets: [ObjectID: Bool] = [:]
 
     init(model: Model) {
         self.model = model
@@ -102,21 +129,23 @@ struct ContextOverlay {
     // MARK: Commands
 
     mutating func begin() {
-        journal.removeAll(keepingCapacity: true)
-        journaledRows.removeAll(keepingCapacity: true)
-        journaledMembers.removeAll(keepingCapacity: true)
+        commit()
         marks = (log.count, insertedCount)
     }
 
+    /// Empties the journal. The sets are cleared only when they hold something: clearing an
+    /// empty set that once grew still walks its whole bitmap, and most commands (a fast insert)
+    /// never use them.
     mutating func commit() {
         journal.removeAll(keepingCapacity: true)
-        journaledRows.removeAll(keepingCapacity: true)
-        journaledMembers.removeAll(keepingCapacity: true)
+        if !journaledRows.isEmpty { journaledRows.removeAll(keepingCapacity: true) }
+        if !journaledMembers.isEmpty { journaledMembers.removeAll(keepingCapacity: true) }
     }
 
     /// Reverses everything since `begin()`.
     mutating func undo() {
         lastOriginal = nil
+        forgetRecordedOriginals()
         for entry in journal.reversed() {
             switch entry {
             case .row(let id, let previous): rows[id] = previous
@@ -130,6 +159,17 @@ struct ContextOverlay {
                 }
                 if wasAdded { members[key]?.added.insert(member) } else { members[key]?.added.remove(member) }
                 if wasRemoved { members[key]?.removed.insert(member) } else { members[key]?.removed.remove(member) }
+            case .freshMember(let key, let member, let existed):
+                guard existed else {
+                    members[key] = nil
+                    continue
+                }
+                if members[key]?.fresh.last == member {
+                    members[key]?.fresh.removeLast()
+                } else {
+                    members[key]?.settle()
+                    members[key]?.added.remove(member)
+                }
             case .liveInsert(let index, let id): log[index] = .liveInsert(id)
             case .transient(let id, let field, let previous): transients[id, default: [:]][field] = previous
             }
@@ -151,6 +191,7 @@ struct ContextOverlay {
         deleted = []
         originals = [:]
         lastOriginal = nil
+        forgetRecordedOriginals()
         log.removeAll(keepingCapacity: keep)
         insertedCount = 0
         if keepTransients {
@@ -182,11 +223,13 @@ struct ContextOverlay {
 
     /// A new object under an ID no row has (one the store has just handed out) and its `.insert`
     /// in the log, in one dictionary write: `insertRow` + `sealInsert` for the fast INSERT, whose
-    /// links touch only their targets.
+    /// links touch only their targets. The row is complete, so the log takes its values at once
+    /// (the same array, shared: no copy until something writes the row, which `materialize`
+    /// would copy anyway) and the change set needs no lookup of the row.
     mutating func insertNewRow(_ id: ObjectID, values: [Value]) {
         journal.append(.row(id, nil))
-        rows[id] = PendingRow(values: values, version: 0, isInserted: true, liveInsert: log.count)
-        log.append(.liveInsert(id))
+        rows[id] = PendingRow(values: values, version: 0, isInserted: true, liveInsert: -1)
+        log.append(.change(.insertRow(id, row: values)))
         insertedCount += 1
     }
 
@@ -214,18 +257,39 @@ struct ContextOverlay {
         rows[id] = PendingRow(values: stored.values, version: stored.version, isInserted: false, liveInsert: -1)
     }
 
-    /// `exists` for the to-one target of a fast insert: every insert of a batch names the same
-    /// department, so the last target found in the base is remembered (`lastBaseTarget`) instead
-    /// of being read from the snapshot again. `mutating` also lets the context call it in place:
-    /// a non-mutating call on its stored overlay copied the whole overlay first (a retain per
-    /// table, per insert).
-    mutating func targetExists(_ id: ObjectID) throws(KeelError) -> Bool {
-        if !deleted.isEmpty, deleted.contains(id) { return false }
-        if id == lastBaseTarget { return true }
-        if rows[id] != nil { return true }
-        guard try reader().object(id) != nil else { return false }
-        lastBaseTarget = id
-        return true
+    /// `exists` for the to-one target of a fast insert: the inserts of a batch name the same few
+    /// departments, so the targets found in a snapshot base are remembered (`baseTargets`)
+    /// instead of being read from the snapshot again. `mutating` also lets the context call it in
+    /// place: a non-mutating call on its stored overlay copied the whole overlay first (a retain
+    /// per table, per insert).
+    /// Nil when `id` does not exist; else where it was found.
+    mutating func targetExists(_ id: ObjectID) throws(KeelError) -> TargetState? {
+        if !deleted.isEmpty, deleted.contains(id) { return nil }
+        if !baseTargets.isEmpty, let recorded = baseTargets[id] {
+            return recorded ? .rememberedWithOriginal : .remembered
+        }
+        if rows[id] != nil { return .pending }
+        let base = try reader()
+        guard try base.object(id) != nil else { return nil }
+        guard base is any ContextSnapshot else { return .pending }
+        let recorded = originals[id] != nil
+        baseTargets[id] = recorded
+        return recorded ? .rememberedWithOriginal : .remembered
+    }
+
+    enum TargetState {
+        /// A pending row of this context, or an object of a parent context: not remembered.
+        case pending
+        /// In `baseTargets`, its original not known to be recorded.
+        case remembered
+        /// In `baseTargets`, its original recorded in `originals`: a link to it need not look.
+        case rememberedWithOriginal
+    }
+
+    /// A remembered target's original has just been recorded (by `touchOriginal`).
+    mutating func rememberOriginal(_ id: ObjectID) {
+        guard originals[id] != nil, let i = baseTargets.index(forKey: id) else { return }
+        baseTargets.values[i] = true
     }
 
     /// Records the base row of a pre-existing object at its first change.
@@ -253,9 +317,27 @@ struct ContextOverlay {
         rows[id]?.values[field] = value
     }
 
-    mutating func linkMember(_ id: ObjectID, field: Int, member: ObjectID, at position: Int?, ordered: Bool) throws(KeelError) {
-        try touchOriginal(id)
+    /// `originalRecorded`: the caller knows `id`'s original is in `originals` (`targetExists`).
+    /// `fresh`: `member` is an object the store has just handed out in this command (in no list
+    /// yet), joining an unordered relationship.
+    mutating func linkMember(
+        _ id: ObjectID, field: Int, member: ObjectID, at position: Int?, ordered: Bool, originalRecorded: Bool = false,
+        fresh: Bool = false
+    ) throws(KeelError) {
+        if !originalRecorded { try touchOriginal(id) }
         let key = MemberKey(id: id, field: field)
+        if fresh, !ordered {
+            let existing = members.index(forKey: key)
+            if let existing {
+                members.values[existing].fresh.append(member)
+            } else {
+                var entry = PendingMembers()
+                entry.fresh.append(member)
+                members[key] = entry
+            }
+            journal.append(.freshMember(key, member, existed: existing != nil))
+            return
+        }
         if ordered {
             var list = try orderedList(key)
             if let existing = list.firstIndex(of: member) {
@@ -270,14 +352,22 @@ struct ContextOverlay {
             members[key, default: PendingMembers()].ordered = list
             return
         }
-        // The entry edited in place, in one lookup (a department gains thousands of members in a
-        // row; each `members[key]` access hashes the key).
-        let existed = members[key] != nil
-        let (wasAdded, wasRemoved) = Self.add(member, to: &members[key, default: PendingMembers()])
-        journal.append(.member(key, member, wasAdded: wasAdded, wasRemoved: wasRemoved, existed: existed))
+        // The entry edited in place, in one lookup when it exists (a department gains thousands
+        // of members in a row; each `members[key]` access hashes the key).
+        let wasAdded: Bool, wasRemoved: Bool
+        let existing = members.index(forKey: key)
+        if let existing {
+            (wasAdded, wasRemoved) = Self.add(member, to: &members.values[existing])
+        } else {
+            var entry = PendingMembers()
+            (wasAdded, wasRemoved) = Self.add(member, to: &entry)
+            members[key] = entry
+        }
+        journal.append(.member(key, member, wasAdded: wasAdded, wasRemoved: wasRemoved, existed: existing != nil))
     }
 
     private static func add(_ member: ObjectID, to entry: inout PendingMembers) -> (wasAdded: Bool, wasRemoved: Bool) {
+        entry.settle()
         let wasRemoved = !entry.removed.isEmpty && entry.removed.remove(member) != nil
         return (!entry.added.insert(member).inserted, wasRemoved)
     }
@@ -292,6 +382,7 @@ struct ContextOverlay {
             members[key, default: PendingMembers()].ordered = list
             return
         }
+        members[key]?.settle()
         journalMember(key, member)
         members[key, default: PendingMembers()].added.remove(member)
         if rows[id]?.isInserted != true { members[key, default: PendingMembers()].removed.insert(member) }
@@ -343,6 +434,12 @@ struct ContextOverlay {
     }
 
     // MARK: Internals
+
+    /// Originals were dropped: no remembered target may claim its original is recorded.
+    private mutating func forgetRecordedOriginals() {
+        guard !baseTargets.isEmpty else { return }
+        for i in baseTargets.indices { baseTargets.values[i] = false }
+    }
 
     private mutating func recordOriginal(_ stored: StoredObject) {
         guard originals[stored.id] == nil else { return }

@@ -104,6 +104,8 @@ extension ObjectContext {
     // MARK: Internals
 
     private func insertable(_ name: String) throws(KeelError) -> Entity {
+        // An insert loop names one entity again and again: compared, not hashed into the model.
+        if let last = lastInsertable, last.name == name { return last }
         let entity = try entity(named: name)
         guard !entity.isAbstract else {
             let concrete = entity.family.filter { !model[$0].isAbstract }.map { model[$0].name }
@@ -111,6 +113,7 @@ extension ObjectContext {
                 .badRequest,
                 "\(entity.name) is abstract: insert one of its sub-entities (\(concrete.joined(separator: ", ")))")
         }
+        lastInsertable = entity
         return entity
     }
 

@@ -6,8 +6,9 @@
 // the error — whenever anything is out of the ordinary (an unknown name, a value that does not
 // fit or needs converting, a missing target, a transient, a to-many, any other relationship).
 
-/// Per entity: how the fast insert treats each property name.
-struct InsertPlan {
+/// Per entity: how the fast insert treats each property name. A class: every insert reads it,
+/// and a struct of arrays would be retained field by field on each read.
+final class InsertPlan {
     enum Kind {
         /// A stored attribute of this type.
         case attribute(AttributeType)
@@ -99,7 +100,7 @@ extension ObjectContext {
         var row = [Value](repeating: .null, count: plan.fieldCount)
         // Which fields were given (null included), when some attribute has a default.
         var given = plan.defaults.isEmpty ? [] : [Bool](repeating: false, count: plan.fieldCount)
-        var links: [(target: ObjectID, field: Int, inverseField: Int)] = []
+        var links: [(target: ObjectID, field: Int, inverseField: Int, state: ContextOverlay.TargetState)] = []
         for (name, value) in values {
             guard let (field, kind) = plan.entry(name) else { return nil }
             switch kind {
@@ -112,9 +113,9 @@ extension ObjectContext {
                 case .object(let target):
                     guard model[destination].includes(target.entity) else { return nil }
                     try prepare()
-                    guard (try? overlay.targetExists(target)) == true else { return nil }
+                    guard let state = try? overlay.targetExists(target) else { return nil }
                     row[field] = value
-                    links.append((target, field, inverseField))
+                    links.append((target, field, inverseField, state))
                 default: return nil
                 }
             }
@@ -137,10 +138,17 @@ extension ContextOverlay {
     /// A new object whose row is complete (attributes, defaults and to-one targets) and whose
     /// only inverses are unordered to-manys of its targets: the state `applyInsert` leaves for
     /// the same values (row, each target's pending member, the live insert in the log).
-    mutating func applyPlainInsert(_ id: ObjectID, row: [Value], links: [(target: ObjectID, field: Int, inverseField: Int)]) throws(KeelError) {
+    /// `links` carry what `targetExists` found: a remembered target whose original is recorded
+    /// skips `touchOriginal`, one whose original this link records remembers it.
+    mutating func applyPlainInsert(
+        _ id: ObjectID, row: [Value], links: [(target: ObjectID, field: Int, inverseField: Int, state: TargetState)]
+    ) throws(KeelError) {
         insertNewRow(id, values: row)
         for link in links {
-            try linkMember(link.target, field: link.inverseField, member: id, at: nil, ordered: false)
+            try linkMember(
+                link.target, field: link.inverseField, member: id, at: nil, ordered: false,
+                originalRecorded: link.state == .rememberedWithOriginal, fresh: true)
+            if link.state == .remembered { rememberOriginal(link.target) }
         }
     }
 }

@@ -35,6 +35,8 @@ public final class ObjectContext {
     private var snapshot: (any ContextSnapshot)?
     /// Per entity, made at its first insert (ObjectContext+FastInsert.swift).
     var insertPlans: [InsertPlan?] = []
+    /// The entity the last insert named (a concrete one).
+    var lastInsertable: Entity?
     /// Fetches of this context under way (a fetch's `row` may start another). While one runs, a
     /// released snapshot is not closed: the fetch still reads it, chunk by chunk, and it closes
     /// when the fetch lets go of it.
@@ -76,7 +78,7 @@ public final class ObjectContext {
 
     /// True while the context has a snapshot (taken at its first read since open, save, rollback or
     /// refresh). A child context always reads its parent's current state.
-    public var hasSnapshot: Bool { overlay.base != nil }
+    public var hasSnapshot: Bool { overlay.hasBase }
 
     // MARK: CHANGES, ROLLBACK, REFRESH
 
@@ -110,7 +112,7 @@ public final class ObjectContext {
 
     /// Takes the snapshot if the context has none.
     func prepare() throws(KeelError) {
-        guard overlay.base == nil, case .store(let store) = parent else { return }
+        guard !overlay.hasBase, case .store(let store) = parent else { return }
         let taken = try store.contextSnapshot()
         snapshot = taken
         overlay.base = taken

@@ -136,7 +136,9 @@ enum SaveValidator {
         let model = s.model
         guard touched.contains(where: { s.layout.hasUnique[s.entries[$0].id.entity.index] }) else { return [] }
         let touchedIDs = touched.map { s.entries[$0].id }
-        let touchedSet = Set(touchedIDs)
+        // Built at the first stored holder that is another object: a save that only links to
+        // objects with unique keys (a department gaining employees) finds each one its own holder.
+        var touchedSet: Set<ObjectID>?
         var groups: [[UInt8]: (Index, [ObjectID])] = [:]
         var order: [[UInt8]] = []
         for id in touchedIDs where s.layout.hasUnique[id.entity.index] {
@@ -152,10 +154,10 @@ enum SaveValidator {
                     order.append(key)
                     var holders = [id]
                     let store = s.layout.storeOf[u.declaredIn.index]
-                    if let h = try TreeReading.holder(try s.readTree(store, TreeLayout.index(u)), key: valueKey), h != id,
-                        !touchedSet.contains(h), try s.entry(h).current != nil
-                    {
-                        holders.append(h)
+                    let tree = try s.readTree(store, TreeLayout.index(u))
+                    if let h = try TreeReading.holder(tree, key: valueKey), h != id {
+                        if touchedSet == nil { touchedSet = Set(touchedIDs) }
+                        if touchedSet?.contains(h) == false, try s.entry(h).current != nil { holders.append(h) }
                     }
                     groups[key] = (u, holders)
                 } else {

@@ -16,6 +16,7 @@ extension ConnectionHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         endBurst(context: context)
         closeIfFinished()
+        updateWaiting()
         context.fireChannelReadComplete()
     }
 
@@ -33,6 +34,7 @@ extension ConnectionHandler {
         inputEnded = true
         endBurst(context: context)
         closeIfFinished()
+        updateWaiting()
     }
 
     /// Frames backlog bytes one line at a time until none is left or the connection is over a
@@ -75,11 +77,11 @@ extension ConnectionHandler {
     /// to the connection's thread as one job.
     func endBurst(context: ChannelHandlerContext) {
         if !inline.isEmpty {
-            write(inline, context: context)
+            write(inline)
             inline = ""
         }
         if !items.isEmpty, let link {
-            inFlight += items.count
+            link.output.submitted(items.count)
             link.worker.submit(.items(items))
             items = []
         }
@@ -148,6 +150,7 @@ extension ConnectionHandler {
             context.read()  // drained and dropped until the peer closes
         } else if closing || inputEnded || !backlog.isEmpty || isOverLimit {
             readWanted = true
+            updateWaiting()
         } else {
             context.read()
         }
@@ -168,6 +171,7 @@ extension ConnectionHandler {
             readWanted = false
             context.read()
         }
+        updateWaiting()
     }
 
     /// QUIT answered, or the input ended: close once everything sent has been answered.

@@ -10,8 +10,10 @@
 // Order: a request is answered on the loop only when nothing of the connection is in flight or
 // waiting in this burst; from the first request that goes to the thread on, every later one of
 // the burst goes there too (already-answered ones as their reply line), so replies always come
-// in request order. Replies answered on the loop during a burst go out in one write and one
-// flush at the end of the burst.
+// in request order. Replies answered on the loop during a burst go out in one write at the end
+// of the burst; the thread writes its own replies (ReplyWriter: straight to the socket when
+// nothing else of the connection is being written), and wakes the loop only while it waits for
+// them (`updateWaiting`).
 
 import KeelModel
 import KeelProtocol
@@ -35,8 +37,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var inline = ""
     /// This burst's work for the connection's thread, in order.
     var items: [SessionItem] = []
-    /// Requests handed to the thread and not yet answered.
-    var inFlight = 0
+    /// Requests handed to the thread and not yet answered (counted in the ReplyWriter, which the
+    /// thread lowers as it writes).
+    var inFlight: Int { link?.output.inFlight ?? 0 }
+    /// Whether the ReplyWriter was told that this loop waits for answers (mirrors it, so the
+    /// usual case costs no lock).
+    private var waitingForAnswers = false
     /// A read was asked for while reading was paused.
     var readWanted = false
     /// QUIT answered, the peer refused or the daemon closing it: nothing more is read.
@@ -88,9 +94,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         let worker = SessionWorker()
         let gate = OutputGate(limit: server.limits.maxBufferedBytes)
+        // The session thread's replies go straight to the socket through a descriptor of its own
+        // (without one, through NIO as the loop's do).
+        let socket = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) {
+            SocketWriter(duplicating: $0)
+        }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let output = ReplyWriter(channel: context.channel, socket: socket ?? nil, gate: gate) { bound.value.resumeIfDrained() }
         let link = ConnectionLink(
             id: id, peer: credentials, isAdmin: server.configuration.isAdmin(uid: credentials.uid, daemonUID: daemonUID),
-            gate: gate, worker: worker, eventLoop: context.eventLoop, handler: NIOLoopBound(self, eventLoop: context.eventLoop))
+            output: output, worker: worker, eventLoop: context.eventLoop, handler: bound)
         self.link = link
         server.register(link)
         server.sessionStarted()
@@ -106,8 +119,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if let link {
             link.worker.close()
+            link.output.closed()
             link.gate.close()
             server.unregister(link.id)
+            // The link holds this handler (the way back to the loop): let go of it, or neither
+            // would ever be freed.
+            self.link = nil
             logger.debug("connection closed")
         }
         context.fireChannelInactive()
@@ -120,31 +137,38 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Writing
 
-    /// Lines from the connection's thread (ConnectionLink.deliver), already counted in the gate.
-    func deliver(_ text: String, bytes: Int, finals: Int, close: Bool) {
-        inFlight -= finals
-        guard let context, let gate = link?.gate else { return }
-        let buffer = context.channel.allocator.buffer(string: text)
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] _ in
-            gate.drained(bytes)
-            handler.value.resumeIfDrained()
-        }
-        if close {
-            closeAfterPendingWrites()
-        } else {
-            resumeIfDrained()
-            closeIfFinished()
+    /// The session thread wrote answers while this loop waited for them (ConnectionLink.deliver).
+    func answered() {
+        resumeIfDrained()
+        closeIfFinished()
+        updateWaiting()
+    }
+
+    /// Replies answered on the loop, in order behind everything handed in before. When the
+    /// socket took them at once there is no NIO write whose completion would resume a paused
+    /// connection, so a pause looks again on the next loop turn.
+    func write(_ text: String) {
+        guard let link else { return }
+        _ = link.output.write(text, finals: 0)
+        if readWanted || !backlog.isEmpty, let context {
+            context.eventLoop.execute { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] in
+                handler.value.resumeIfDrained()
+            }
         }
     }
 
-    func write(_ text: String, context: ChannelHandlerContext) {
-        guard let gate = link?.gate else { return }
-        let bytes = text.utf8.count
-        gate.add(bytes)
-        let buffer = context.channel.allocator.buffer(string: text)
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] _ in
-            gate.drained(bytes)
+    /// Tells the ReplyWriter whether this loop waits for the thread's answers (reading paused at
+    /// a limit, a backlog left, a close waiting for the last reply): only then does the thread
+    /// wake it. When the wait begins, the loop looks once more (an answer may have come just
+    /// before the writer knew).
+    func updateWaiting() {
+        let waiting = !closeRequested && (readWanted || !backlog.isEmpty || closing || inputEnded)
+        guard waiting != waitingForAnswers, let link, let context else { return }
+        waitingForAnswers = waiting
+        guard link.output.setLoopWaiting(waiting) else { return }
+        context.eventLoop.execute { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] in
             handler.value.resumeIfDrained()
+            handler.value.closeIfFinished()
         }
     }
 
@@ -153,6 +177,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard let context, !closeRequested else { return }
         closeRequested = true
         closing = true
+        updateWaiting()
+        if let link {
+            link.output.closeWhenWritten()
+            return
+        }
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
             channel.close(promise: nil)

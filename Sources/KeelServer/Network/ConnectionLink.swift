@@ -1,7 +1,8 @@
-// What a connection's session thread holds of its connection: the way back to the event loop.
-// Output crosses threads only here, as whole lines: `deliver` counts the bytes against the
-// connection's output cap and hands them to the handler on its loop, which writes and flushes
-// them once.
+// What a connection's session thread holds of its connection: its output and the way back to the
+// event loop. Output crosses threads only here, as whole lines: `deliver` hands them to the
+// connection's ReplyWriter, which writes them from this thread straight to the socket when
+// nothing of the connection is being written (one send per job's replies), or behind what is;
+// the event loop is woken only when it waits for the answer (or to close after QUIT).
 
 import NIOCore
 
@@ -10,18 +11,20 @@ final class ConnectionLink: Sendable {
     let peer: PeerCredentials
     let isAdmin: Bool
     let gate: OutputGate
+    let output: ReplyWriter
     let worker: SessionWorker
     private let eventLoop: any EventLoop
     private let handler: NIOLoopBound<ConnectionHandler>
 
     init(
-        id: Int, peer: PeerCredentials, isAdmin: Bool, gate: OutputGate, worker: SessionWorker,
+        id: Int, peer: PeerCredentials, isAdmin: Bool, output: ReplyWriter, worker: SessionWorker,
         eventLoop: any EventLoop, handler: NIOLoopBound<ConnectionHandler>
     ) {
         self.id = id
         self.peer = peer
         self.isAdmin = isAdmin
-        self.gate = gate
+        self.gate = output.gate
+        self.output = output
         self.worker = worker
         self.eventLoop = eventLoop
         self.handler = handler
@@ -30,11 +33,14 @@ final class ConnectionLink: Sendable {
     /// Hands reply lines to the connection: `finals` requests are answered by them; `close`
     /// ends the connection after they are written (QUIT). Called from the session thread.
     func deliver(_ text: String, finals: Int, close: Bool = false) {
-        let bytes = text.utf8.count
-        gate.add(bytes)
-        let handler = self.handler
-        eventLoop.execute {
-            handler.value.deliver(text, bytes: bytes, finals: finals, close: close)
+        // With `close`, the writer writes nothing after these lines, whatever the loop answers
+        // before it hears of the QUIT.
+        let loopWaits = output.write(text, finals: finals, close: close)
+        if close {
+            closeAfterPendingWrites()
+        } else if loopWaits {
+            let handler = self.handler
+            eventLoop.execute { handler.value.answered() }
         }
     }
 

@@ -1,12 +1,12 @@
 // The cap on what a slow reader can make the daemon buffer (spec/protocol.md: "A client that
 // does not read its replies is not allowed to grow the daemon's memory without bound").
 //
-// Counts the reply bytes of one connection handed to its event loop and not yet written into
-// the socket (a write's promise completes when the kernel took the bytes). The event loop stops
-// reading the connection while the count is over the limit; the session's thread, streaming FETCH
-// rows, waits here until the count is back under half the limit (or the connection closed), so
-// a FETCH of a million rows to a client that stopped reading holds at most the limit plus one
-// chunk in the daemon.
+// Counts the reply bytes of one connection handed to its ReplyWriter and not yet written into
+// the socket (a direct send's count, or a NIO write's promise completing when the kernel took
+// the bytes). The event loop stops reading the connection while the count is over the limit;
+// the session's thread, streaming FETCH rows, waits here until the count is back under half the
+// limit (or the connection closed), so a FETCH of a million rows to a client that stopped
+// reading holds at most the limit plus one chunk in the daemon.
 
 import Dispatch
 import Synchronization
@@ -38,7 +38,7 @@ final class OutputGate: Sendable {
     var isOverLimit: Bool { state.withLock { $0.bytes > limit } }
     var isClosed: Bool { state.withLock { $0.closed } }
 
-    /// Bytes handed to the event loop for writing.
+    /// Bytes handed in for writing.
     func add(_ count: Int) {
         state.withLock { $0.bytes += count }
     }

@@ -1,8 +1,8 @@
 // One connection's state and the loop that runs its requests, on its own thread
 // (SessionWorker). Everything here is confined to that thread: the contexts, the subscription,
 // the output being gathered. Requests run in order; each gets exactly one final line; the
-// lines of one burst go out in one write (`flush` when no job waits behind, or when a FETCH has
-// gathered a chunk).
+// lines of one burst go out in one write, from this thread (`flush` when no job waits behind, or
+// when a FETCH has gathered a chunk).
 //
 // Commands: Session+Dispatch.swift (the handler of each command of the table),
 // ConnectionCommands.swift (HELLO, PING, QUIT, MODEL).
@@ -16,7 +16,7 @@ final class Session {
     let server: ServerContext
     let link: ConnectionLink
     var logger: Logger
-    /// Reply lines gathered and not yet handed to the event loop.
+    /// Reply lines gathered and not yet handed to the connection's writer.
     private var pending = ""
     /// Final lines among `pending`.
     private var pendingFinals = 0
@@ -124,7 +124,8 @@ final class Session {
     /// Bytes gathered and not yet handed over.
     var pendingBytes: Int { pending.utf8.count }
 
-    /// Hands the gathered lines to the event loop: one write, one flush.
+    /// Hands the gathered lines to the connection's writer, which sends them from this thread
+    /// (one send) unless earlier output is still being written (ReplyWriter.swift).
     func flush() {
         guard !pending.isEmpty || pendingFinals > 0 else { return }
         link.deliver(pending, finals: pendingFinals, close: quitting)

@@ -113,42 +113,33 @@ struct OnlineImportTarget: ImportTarget, Sendable {
             let property = model[item.object.entity].properties[item.field]
             return ["$id": .string(item.object.text(in: model)), "values": .object([property.name: property.wire(item.value, in: model)])]
         }
-        try saveInContext(updates.map { ("UPDATE", $0) })
+        try saveInContext([updates.map { ("UPDATE", $0) }])
     }
 
     mutating func remove(_ objects: [ObjectID]) throws(KeelError) {
         let model = self.model
-        var requests: [(String, JSON)] = []
+        var updates: [(String, JSON)] = []
         for id in objects {
             var cleared: [(String, JSON)] = []
             for (_, r) in model[id.entity].relationships { cleared.append((r.name, r.isToMany ? .array([]) : .null)) }
             if !cleared.isEmpty {
-                requests.append(("UPDATE", ["$id": .string(id.text(in: model)), "values": .object(.init(cleared, uniquingKeysWith: { a, _ in a }))]))
+                updates.append(("UPDATE", ["$id": .string(id.text(in: model)), "values": .object(.init(cleared, uniquingKeysWith: { a, _ in a }))]))
             }
         }
-        for id in objects { requests.append(("DELETE", ["$id": .string(id.text(in: model))])) }
-        try saveInContext(requests)
+        // Every UPDATE before any DELETE: an UPDATE of an object already deleted would fail.
+        let deletes = objects.map { ("DELETE", JSON.object(["$id": .string($0.text(in: model))])) }
+        try saveInContext([updates, deletes])
     }
 
-    /// The requests in the connection's main context (pipelined), then one SAVE; a ROLLBACK
-    /// when any of them fails.
-    private func saveInContext(_ requests: [(String, JSON)]) throws(KeelError) {
+    /// The requests in the connection's main context, then one SAVE; a ROLLBACK when any of
+    /// them fails. The requests of one phase are pipelined (from tasks of a group, so in no
+    /// particular order); a phase starts once the one before is answered.
+    private func saveInContext(_ phases: [[(String, JSON)]]) throws(KeelError) {
         let connection = self.connection
         try awaiting { () async throws(KeelError) in
-            let failure = await withTaskGroup(of: KeelError?.self) { group -> KeelError? in
-                for (command, arguments) in requests {
-                    group.addTask {
-                        do throws(KeelError) {
-                            _ = try await connection.request(command, arguments)
-                            return nil
-                        } catch {
-                            return error
-                        }
-                    }
-                }
-                var first: KeelError?
-                for await result in group where first == nil { first = result }
-                return first
+            var failure: KeelError?
+            for requests in phases where failure == nil {
+                failure = await Self.pipelined(requests, on: connection)
             }
             if let failure {
                 _ = try? await connection.request("ROLLBACK")
@@ -160,6 +151,25 @@ struct OnlineImportTarget: ImportTarget, Sendable {
                 _ = try? await connection.request("ROLLBACK")
                 throw error
             }
+        }
+    }
+
+    /// Sends `requests` at once from a task each; the first error, if any.
+    private static func pipelined(_ requests: [(String, JSON)], on connection: KeelConnection) async -> KeelError? {
+        await withTaskGroup(of: KeelError?.self) { group -> KeelError? in
+            for (command, arguments) in requests {
+                group.addTask {
+                    do throws(KeelError) {
+                        _ = try await connection.request(command, arguments)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            var first: KeelError?
+            for await result in group where first == nil { first = result }
+            return first
         }
     }
 

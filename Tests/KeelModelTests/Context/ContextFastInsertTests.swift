@@ -34,13 +34,46 @@ struct ContextFastInsertTests {
         var contexts: [ObjectContext] = []
         var teams: [ObjectID] = []
         for _ in 0..<2 {
-            let store = MemoryStore(model: model)
-            let setup = ObjectContext(store: store)
-            teams = try (0..<3).map { i in try setup.insert(entity: "Team", values: ["name": .string("T\(i)")]) }
-            try setup.save()
+            let store: MemoryStore
+            (store, teams, _) = try Self.store(teams: 3, model: model)
             contexts.append(ObjectContext(store: store))
         }
         return (contexts[0], contexts[1], teams, model)
+    }
+
+    /// A store holding `n` saved teams.
+    static func store(teams n: Int, model given: Model? = nil) throws -> (MemoryStore, [ObjectID], Model) {
+        let model = try given ?? ModelLoader.load(text: modelText)
+        let store = MemoryStore(model: model)
+        let setup = ObjectContext(store: store)
+        let teams = try (0..<n).map { i in try setup.insert(entity: "Team", values: ["name": .string("T\(i)")]) }
+        try setup.save()
+        return (store, teams, model)
+    }
+
+    /// A typed (fast) insert of a member named `name` into `team`.
+    static func member(_ context: ObjectContext, _ name: String, _ team: ObjectID) throws(KeelError) -> ObjectID {
+        try context.insert(entity: "Member", typedValues: ["name": .string(name), "team": .object(team)])
+    }
+
+    /// `context` links a member to `team`, `deleter` deletes the team, and the context's next
+    /// insert into it must be refused (NOT_FOUND).
+    static func expectRefusedAfterDelete(
+        _ context: ObjectContext, team: ObjectID, deletedBy deleter: ObjectContext, _ what: String
+    ) throws {
+        _ = try member(context, "before", team)
+        try deleter.delete(team)
+        expectError(.notFound, what) { () throws(KeelError) in _ = try member(context, "after", team) }
+    }
+
+    /// Runs `body`, which must fail with `code`; `what` names what it tried, for the issue.
+    static func expectError(_ code: KeelError.Code, _ what: String, _ body: () throws(KeelError) -> Void) {
+        do {
+            try body()
+            Issue.record("\(what) was accepted")
+        } catch {
+            #expect(error.code == code, "\(error)")
+        }
     }
 
     @Test("typed inserts leave the state JSON inserts leave: rows, defaults, inverse members, change set")
@@ -124,8 +157,8 @@ struct ContextFastInsertTests {
     func originalAfterUndo() throws {
         let (fast, _, teams, _) = try Self.pair()
         // Two inserts into the same team: the second finds the original without looking it up.
-        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
-        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
+        _ = try Self.member(fast, "a", teams[0])
+        _ = try Self.member(fast, "b", teams[0])
         #expect(fast.overlay.originals[teams[0]] != nil)
         // A command that touches another team's original (twice: the second finds it remembered)
         // and then fails: undone, original and all.
@@ -152,7 +185,7 @@ struct ContextFastInsertTests {
         // After a save every original is gone, and the next insert into team 0 records it anew.
         try fast.save()
         #expect(fast.overlay.originals.isEmpty)
-        _ = try fast.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[0])])
+        _ = try Self.member(fast, "c", teams[0])
         #expect(fast.overlay.originals[teams[0]] != nil)
         try fast.save()
         #expect(try fast.count(entity: "Member") == 3)
@@ -160,33 +193,156 @@ struct ContextFastInsertTests {
 
     @Test("a remembered to-one target stops counting once the context deletes it or its new snapshot has lost it")
     func rememberedTargetGone() throws {
-        let model = try ModelLoader.load(text: Self.modelText)
-        let store = MemoryStore(model: model)
-        let setup = ObjectContext(store: store)
-        let teams = try (0..<2).map { i in try setup.insert(entity: "Team", values: ["name": .string("T\(i)")]) }
-        try setup.save()
+        let (store, teams, _) = try Self.store(teams: 2)
         let context = ObjectContext(store: store)
-        _ = try context.insert(entity: "Member", typedValues: ["name": .string("a"), "team": .object(teams[0])])
-        _ = try context.insert(entity: "Member", typedValues: ["name": .string("b"), "team": .object(teams[0])])
+        _ = try Self.member(context, "a", teams[0])
+        _ = try Self.member(context, "b", teams[0])
         // Another client deletes team 0; after a refresh the context reads a snapshot without it.
         let other = ObjectContext(store: store)
         try other.delete(teams[0])
         try other.save()
         context.refresh()
-        do {
-            _ = try context.insert(entity: "Member", typedValues: ["name": .string("c"), "team": .object(teams[0])])
-            Issue.record("an insert into a team the snapshot no longer has was accepted")
-        } catch {
-            #expect(error.code == .notFound, "\(error)")
+        Self.expectError(.notFound, "an insert into a team the snapshot no longer has") { () throws(KeelError) in
+            _ = try Self.member(context, "c", teams[0])
         }
         // The context itself deletes team 1 after linking to it: the next link is refused too.
-        _ = try context.insert(entity: "Member", typedValues: ["name": .string("d"), "team": .object(teams[1])])
-        try context.delete(teams[1])
-        do {
-            _ = try context.insert(entity: "Member", typedValues: ["name": .string("e"), "team": .object(teams[1])])
-            Issue.record("an insert into a team the context deleted was accepted")
-        } catch {
-            #expect(error.code == .notFound, "\(error)")
+        try Self.expectRefusedAfterDelete(context, team: teams[1], deletedBy: context, "an insert into a team the context deleted")
+    }
+
+    @Test("targets spread over many teams are remembered one by one: a deleted one is refused, the others still link, every original is recorded once")
+    func manyRememberedTargets() throws {
+        let (store, teams, model) = try Self.store(teams: 5)
+        let context = ObjectContext(store: store)
+        var inserted: [ObjectID: [ObjectID]] = [:]
+        for i in 0..<20 {
+            let team = teams[(i * 3) % teams.count]
+            inserted[team, default: []].append(
+                try Self.member(context, "m\(i)", team))
         }
+        #expect(context.changes().updated == teams)
+        #expect(Set(context.overlay.originals.keys) == Set(teams))
+        try context.delete(teams[2])
+        Self.expectError(.notFound, "an insert into a remembered team the context deleted") { () throws(KeelError) in
+            _ = try Self.member(context, "late", teams[2])
+        }
+        inserted[teams[4], default: []].append(
+            try Self.member(context, "last", teams[4]))
+        try context.save()
+        let reader = try ObjectContext(store: store).readState()
+        let membersField = try #require(model.entity(named: "Team")?.field(named: "members"))
+        for team in teams where team != teams[2] {
+            #expect(try reader.members(of: team, field: membersField) == inserted[team, default: []].sorted())
+        }
+        // Team 2's members went with it (nullify leaves them, so they exist without a team).
+        #expect(try ObjectContext(store: store).count(entity: "Member") == 21)
+    }
+
+    @Test("a remembered team whose original an undone insert recorded has it recorded again by the next insert")
+    func rememberedOriginalAfterUndo() throws {
+        let (fast, _, teams, _) = try Self.pair()
+        _ = try Self.member(fast, "a", teams[0])
+        // Team 1 is remembered, and its original recorded, by an insert that then fails the
+        // pending-object limit: undone, original and all.
+        fast.pendingObjectLimit = 2
+        Self.expectError(.limit, "the insert over the limit") { () throws(KeelError) in
+            _ = try Self.member(fast, "b", teams[1])
+        }
+        #expect(fast.overlay.originals[teams[1]] == nil)
+        fast.pendingObjectLimit = nil
+        // The next insert into team 1 must record its original again (not trust the undone one).
+        _ = try Self.member(fast, "c", teams[1])
+        _ = try Self.member(fast, "d", teams[1])
+        #expect(fast.overlay.originals[teams[1]] != nil)
+        #expect(fast.changes().updated == [teams[0], teams[1]])
+    }
+
+    @Test("a child context does not remember its parent's objects as targets: one the parent deletes is refused")
+    func childDoesNotRemember() throws {
+        let (parent, _, teams, _) = try Self.pair()
+        let child = ObjectContext(parent: parent)
+        try Self.expectRefusedAfterDelete(child, team: teams[0], deletedBy: parent, "an insert into a team the parent deleted")
+    }
+
+    @Test("a fast insert changed later in the same context saves its insert-time values and then the change, as the general path does")
+    func fastInsertThenUpdate() throws {
+        let (fast, general, teams, model) = try Self.pair()
+        for context in [fast, general] {
+            let id: ObjectID
+            if context === fast {
+                id = try Self.member(context, "a", teams[0])
+            } else {
+                id = try context.insert(entity: "Member", values: ["name": "a", "team": .string(teams[0].text(in: model))])
+            }
+            try context.update(id, typedValues: ["name": .string("b"), "team": .object(teams[1])])
+        }
+        let a = try fast.overlay.changeSet()
+        let b = try general.overlay.changeSet()
+        #expect(a.changes == b.changes)
+        let member = model.entity(named: "Member")!
+        guard case .insertRow(_, let row) = a.changes.first else {
+            Issue.record("the first change is not the insert: \(a.changes)")
+            return
+        }
+        #expect(row[member.field(named: "name")!] == .string("a"))
+        let id = try #require(fast.changes().inserted.first)
+        #expect(try fast.overlay.object(id)!.values[member.field(named: "name")!] == .string("b"))
+        try fast.save()
+        try general.save()
+        #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model))
+    }
+
+    @Test("members a fast insert appended without hashing read, unlink, relink and undo like any other member")
+    func freshMembers() throws {
+        let (fast, general, teams, model) = try Self.pair()
+        let membersField = try #require(model.entity(named: "Team")?.field(named: "members"))
+        for context in [fast, general] {
+            var ids: [ObjectID] = []
+            for i in 0..<4 {
+                if context === fast {
+                    ids.append(try Self.member(context, "m\(i)", teams[0]))
+                } else {
+                    ids.append(try context.insert(entity: "Member", values: ["name": .string("m\(i)"), "team": .string(teams[0].text(in: model))]))
+                }
+            }
+            #expect(try context.readState().members(of: teams[0], field: membersField) == ids)
+            // Deleting a member unlinks it (nullify), moving one to another team unlinks and links.
+            try context.delete(ids[1])
+            try context.update(ids[2], typedValues: ["team": .object(teams[1])])
+            #expect(try context.readState().members(of: teams[0], field: membersField) == [ids[0], ids[3]])
+            #expect(try context.readState().members(of: teams[1], field: membersField) == [ids[2]])
+            // Back to team 0; a failed insert (over the limit) leaves the members as they were.
+            try context.update(ids[2], typedValues: ["team": .object(teams[0])])
+            context.pendingObjectLimit = context.pendingObjectCount
+            #expect(throws: KeelError.self) {
+                try Self.member(context, "over", teams[0])
+            }
+            context.pendingObjectLimit = nil
+            #expect(try context.readState().members(of: teams[0], field: membersField) == [ids[0], ids[2], ids[3]])
+            let late = try Self.member(context, "late", teams[0])
+            #expect(try context.readState().members(of: teams[0], field: membersField) == [ids[0], ids[2], ids[3], late])
+        }
+        #expect(fast.changes() == general.changes())
+        let a = try fast.overlay.changeSet()
+        let b = try general.overlay.changeSet()
+        #expect(a.changes == b.changes)
+        try fast.save()
+        try general.save()
+        for team in teams {
+            #expect(try fast.get(team, include: ["members"]).json(in: model) == general.get(team, include: ["members"]).json(in: model))
+        }
+    }
+
+    @Test("a fast insert over the limit right after another into the same new team entry leaves no member behind")
+    func freshMemberUndoFirst() throws {
+        let (fast, _, teams, model) = try Self.pair()
+        let membersField = try #require(model.entity(named: "Team")?.field(named: "members"))
+        fast.pendingObjectLimit = 0
+        #expect(throws: KeelError.self) {
+            try Self.member(fast, "x", teams[2])
+        }
+        fast.pendingObjectLimit = nil
+        #expect(try fast.readState().members(of: teams[2], field: membersField) == [])
+        #expect(fast.overlay.members.isEmpty)
+        #expect(!fast.changes().hasChanges)
     }
 }
