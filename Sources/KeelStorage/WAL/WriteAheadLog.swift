@@ -176,9 +176,11 @@ final class WriteAheadLog: @unchecked Sendable {
     /// of the frame headers (one reused buffer) and the page buffers themselves: a buffer of the
     /// whole commit (tens of MiB for a cascade of 10,000 rows) cost a page fault per 4 KiB and a
     /// pass through memory that no cache holds, and copying the pages into a chunk buffer cost a
-    /// pass over them that the kernel's own copy into the file makes unnecessary. The commit is still recognised by
-    /// its last frame (the commit flag and the checksum chain): a crash between two chunks leaves
-    /// a torn tail that recovery discards, exactly as a torn single write would.
+    /// pass over them besides the kernel's own copy into the file (Performance.md, round
+    /// cascade3: the kernel's copy gets dearer, reading the pages cold; the net gain is small).
+    /// The commit is still recognised by its last frame (the commit flag and the checksum chain):
+    /// a crash between two chunks leaves a torn tail that recovery discards, exactly as a torn
+    /// single write would.
     static let chunkBytes = 1 << 20
 
     /// Grows the file in preallocation steps, filling new space with zeros so later commits
