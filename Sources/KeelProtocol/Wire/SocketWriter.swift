@@ -1,8 +1,9 @@
 // Writing lines straight to a connection's socket from whichever thread has them, without
 // waking the NIO event loop that owns the channel: the client's request lines
 // (KeelClient ConnectionCore+Writing.swift) and the daemon's replies (KeelServer ReplyWriter.swift)
-// alike. The owner decides when: one writer at a time, and never while NIO still holds earlier
-// bytes of the same connection, so that bytes reach the socket in order.
+// alike. `package`, not `public`: the client's and the daemon's plumbing, not KeelProtocol's API.
+// The owner decides when: one writer at a time, and never while NIO still holds earlier bytes of
+// the same connection, so that bytes reach the socket in order.
 //
 // This object keeps a second descriptor of the socket (`dup`), closed when the last holder lets
 // go, so a write that is under way when NIO closes its descriptor can never reach another file
@@ -11,14 +12,14 @@
 // become writable, and reports a broken connection by closing the channel).
 
 import Glibc
-public import NIOCore
+package import NIOCore
 
-public final class SocketWriter: Sendable {
+package final class SocketWriter: Sendable {
     private let descriptor: CInt
 
     /// Keeps its own descriptor of `socket` (the caller's stays the caller's); nil when none
     /// can be made.
-    public init?(duplicating socket: CInt) {
+    package init?(duplicating socket: CInt) {
         let copy = fcntl(socket, F_DUPFD_CLOEXEC, 0)
         guard copy >= 0 else { return nil }
         descriptor = copy
@@ -30,12 +31,12 @@ public final class SocketWriter: Sendable {
 
     /// Writes as much of `bytes` as the socket takes now; returns how many bytes it took (fewer
     /// than all when it is full or the connection is broken: the rest goes through NIO).
-    public func send(_ bytes: ByteBuffer) -> Int {
+    package func send(_ bytes: ByteBuffer) -> Int {
         bytes.withUnsafeReadableBytes { send($0) }
     }
 
     /// Writes as much of `raw` as the socket takes now; returns how many bytes it took.
-    public func send(_ raw: UnsafeRawBufferPointer) -> Int {
+    package func send(_ raw: UnsafeRawBufferPointer) -> Int {
         guard let base = raw.baseAddress else { return 0 }
         var sent = 0
         while sent < raw.count {
@@ -53,7 +54,7 @@ public final class SocketWriter: Sendable {
 
     /// A connected, non-blocking stream socket to the Unix socket at `path`. Throws what
     /// refused it (no such socket, nobody listening, a full backlog, a path too long).
-    public static func connect(unixSocketPath path: String) throws -> CInt {
+    package static func connect(unixSocketPath path: String) throws -> CInt {
         let address = try SocketAddress(unixDomainSocketPath: path)
         let socket = Glibc.socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue), 0)
         guard socket >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
@@ -72,8 +73,8 @@ public final class SocketWriter: Sendable {
 /// client's ConnectionCore, the daemon's ReplyWriter), takes a `Write` there and does it outside
 /// the lock: a direct send from the calling thread, or NIO for what a send left (the wire stays
 /// with NIO until the owner reports it written, so no direct send overtakes it).
-public struct OutputWire: Sendable {
-    public enum Turn: Sendable {
+package struct OutputWire: Sendable {
+    package enum Turn: Sendable {
         case idle
         /// A thread is in `SocketWriter.send` with bytes taken from `outgoing`.
         case direct
@@ -82,30 +83,30 @@ public struct OutputWire: Sendable {
     }
 
     /// One writer's turn at the bytes.
-    public enum Write: Sendable {
+    package enum Write: Sendable {
         case direct(ByteBuffer, SocketWriter)
         case nio(ByteBuffer, any Channel)
     }
 
     /// Bytes queued and not yet taken by a writer.
-    public var outgoing = ByteBuffer()
+    package var outgoing = ByteBuffer()
     /// Who writes now.
-    public private(set) var turn = Turn.idle
+    package private(set) var turn = Turn.idle
     /// The socket for direct writes; nil: every write goes through NIO. Set to nil when the
     /// connection ends (a send under way keeps the descriptor until it returns).
-    public var socket: SocketWriter?
+    package var socket: SocketWriter?
 
-    public init(socket: SocketWriter? = nil) {
+    package init(socket: SocketWriter? = nil) {
         self.socket = socket
     }
 
-    public var isIdle: Bool {
+    package var isIdle: Bool {
         if case .idle = turn { true } else { false }
     }
 
     /// Everything queued, for one writer: sent directly when there is a socket, else through
     /// `channel`. Nil when another writer is busy, nothing is queued, or there is no way out.
-    public mutating func take(channel: (any Channel)?) -> Write? {
+    package mutating func take(channel: (any Channel)?) -> Write? {
         guard isIdle, outgoing.readableBytes > 0 else { return nil }
         let bytes = outgoing
         if let socket {
@@ -122,7 +123,7 @@ public struct OutputWire: Sendable {
     /// A direct send returned leaving `rest` (read index past what the socket took): NIO's turn
     /// for it through `channel`, or nil when it took everything or there is no channel (the rest
     /// is dropped). The wire is idle unless NIO's turn is returned.
-    public mutating func sent(leaving rest: ByteBuffer, channel: (any Channel)?) -> Write? {
+    package mutating func sent(leaving rest: ByteBuffer, channel: (any Channel)?) -> Write? {
         turn = .idle
         guard rest.readableBytes > 0, let channel else { return nil }
         turn = .nio
@@ -130,7 +131,7 @@ public struct OutputWire: Sendable {
     }
 
     /// NIO wrote (or, the channel failing, dropped) what it was given.
-    public mutating func nioWritten() {
+    package mutating func nioWritten() {
         turn = .idle
     }
 }
