@@ -32,6 +32,10 @@ public struct BTreeHint {
     /// a run of ascending keys.
     var key: [UInt8] = []
     var hasKey = false
+    /// The branch pages on `path` (level 0: the root), held while the hint is current: a key
+    /// outside the leaf's fences resumes the descent from the deepest of them that holds it. A
+    /// current hint's branches are unchanged pages (any write to a branch moves the shape count).
+    var branches: [Node] = []
 
     public init() {}
 
@@ -42,6 +46,52 @@ public struct BTreeHint {
         if hasLower, lower.withUnsafeBytes({ Node.compare(key, $0) }) < 0 { return false }
         if hasUpper, upper.withUnsafeBytes({ Node.compare(key, $0) }) >= 0 { return false }
         return true
+    }
+
+    /// How many levels of the path, from the root, chose a child whose key range holds `key`
+    /// (N3: child p of a branch holds key(p−1) ≤ k < key(p)). The branch at that level holds
+    /// `key`; a descent from it finds the same leaf as one from the root. Only for a current
+    /// hint whose leaf does not cover `key` (so the answer is below the path's depth).
+    func resumeLevel(for key: UnsafeRawBufferPointer) throws(StorageError) -> Int {
+        var level = 0
+        while level < path.depth - 1 {
+            let node = branches[level]
+            let position = path.position(level)
+            if position > 0 {
+                let (start, length) = try node.branchKey(at: position - 1)
+                if Node.compare(key, node.base + start, length) < 0 { break }
+            }
+            if position < node.count {
+                let (start, length) = try node.branchKey(at: position)
+                if Node.compare(key, node.base + start, length) >= 0 { break }
+            }
+            level += 1
+        }
+        return level
+    }
+
+    /// Sets the leaf's fences from the branches on `path`: the tightest are the deepest.
+    mutating func takeFences(_ path: TreePath) throws(StorageError) {
+        hasLower = false
+        hasUpper = false
+        var level = path.depth - 1
+        while level >= 0, !(hasLower && hasUpper) {
+            let node = branches[level]
+            let position = path.position(level)
+            if !hasLower, position > 0 {
+                let (start, length) = try node.branchKey(at: position - 1)
+                lower.removeAll(keepingCapacity: true)
+                lower.append(contentsOf: UnsafeRawBufferPointer(start: node.base + start, count: length))
+                hasLower = true
+            }
+            if !hasUpper, position < node.count {
+                let (start, length) = try node.branchKey(at: position)
+                upper.removeAll(keepingCapacity: true)
+                upper.append(contentsOf: UnsafeRawBufferPointer(start: node.base + start, count: length))
+                hasUpper = true
+            }
+            level -= 1
+        }
     }
 }
 
@@ -98,38 +148,46 @@ extension BTree {
         return .inline(UnsafeRawBufferPointer(start: leaf.base + entry.valueStart, count: entry.valueLength), buffer)
     }
 
-    /// The hinted leaf when it covers `key`, else a fresh descent that refills the hint's fences.
+    /// The hinted leaf when it covers `key`; else a descent that refills the hint's fences. When
+    /// the hint is current, the descent starts at the deepest branch on its path that still holds
+    /// `key` (`BTreeHint.resumeLevel`), already in hand: keys that arrive in order land a leaf or
+    /// two apart, and then cost a search of the leaf's parent and one page lookup, not a descent
+    /// from the root.
     func hintedLeaf<Source: PageSource>(
         for key: UnsafeRawBufferPointer, in sink: Source, hint: inout BTreeHint, shape: UInt64
     ) throws(StorageError) -> (Node, TreePath) {
-        if hint.covers(key, root: root, shape: shape) {
-            let node = try Node(sink.page(hint.leaf), hint.leaf)
-            if node.isLeaf { return (node, hint.path) }
+        var resume: Int?
+        if hint.isValid, shape == hint.shape, root == hint.root {
+            if hint.covers(key, root: root, shape: shape) {
+                let node = try Node(sink.page(hint.leaf), hint.leaf)
+                if node.isLeaf { return (node, hint.path) }
+            } else {
+                let level = try hint.resumeLevel(for: key)
+                if level < hint.branches.count { resume = level }
+            }
         }
         hint.isValid = false
-        var path = TreePath()
-        hint.hasLower = false
-        hint.hasUpper = false
-        var number = root
-        while true {
-            let node = try Node(sink.page(number), number)
-            if node.isLeaf { return (node, path) }
-            let position = try node.childPosition(for: key)
-            try path.push(number, position: position, count: node.count)
-            if position > 0 {
-                let (start, length) = try node.branchKey(at: position - 1)
-                hint.lower.removeAll(keepingCapacity: true)
-                hint.lower.append(contentsOf: UnsafeRawBufferPointer(start: node.base + start, count: length))
-                hint.hasLower = true
-            }
-            if position < node.count {
-                let (start, length) = try node.branchKey(at: position)
-                hint.upper.removeAll(keepingCapacity: true)
-                hint.upper.append(contentsOf: UnsafeRawBufferPointer(start: node.base + start, count: length))
-                hint.hasUpper = true
-            }
-            number = try node.child(at: position)
+        var path: TreePath
+        var node: Node
+        if let level = resume {
+            node = hint.branches[level]
+            path = hint.path
+            path.truncate(to: level)
+            hint.branches.removeSubrange(level...)
+        } else {
+            path = TreePath()
+            hint.branches.removeAll(keepingCapacity: true)
+            node = try Node(sink.page(root), root)
         }
+        while !node.isLeaf {
+            let position = try node.childPosition(for: key)
+            try path.push(node.number, position: position, count: node.count)
+            hint.branches.append(node)
+            let child = try node.child(at: position)
+            node = try Node(sink.page(child), child)
+        }
+        try hint.takeFences(path)
+        return (node, path)
     }
 
     /// Keeps the hint when the write left the shape as it was (no split, merge, refill or

@@ -27,6 +27,14 @@ struct TreePath {
         depth += 1
     }
 
+    /// Keeps the first `depth` frames (the path down to the branch at level `depth`).
+    mutating func truncate(to depth: Int) {
+        precondition(depth >= 0 && depth <= self.depth)
+        self.depth = depth
+        rightEdge = min(rightEdge, depth)
+        leftEdge = min(leftEdge, depth)
+    }
+
     private func frame(_ level: Int) -> UInt64 {
         precondition(level >= 0 && level < depth)
         return withUnsafeBytes(of: frames) { $0.load(fromByteOffset: level * 8, as: UInt64.self) }

@@ -106,27 +106,29 @@ extension Pager {
                 "cut off readers holding old snapshots so the log can be checkpointed",
                 metadata: ["store.path": "\(path)", "readers": "\(cutOff)", "log.bytes": "\(log.frameBytes)"])
         }
-        // 3. Copy, in page order (nothing to copy: no write and no fsync).
-        let sorted = work.sorted { $0.0 < $1.0 }
+        // 3. Copy, in page order (nothing to copy: no write and no fsync). The table lists its
+        // pages in ascending order already; sort only if that ever changes.
+        var sorted = work
+        if !work.indices.dropFirst().allSatisfy({ work[$0 - 1].0 < work[$0].0 }) { sorted.sort { $0.0 < $1.0 } }
         if !sorted.isEmpty { do throws(StorageError) {
-            // Runs of consecutive pages go out in one write of up to 1 MiB; a page without a
-            // neighbour (most of them after random updates) is written from its own buffer,
-            // not copied into the run first.
-            var run: [UInt8] = []
-            run.reserveCapacity(1 << 20)
+            // Runs of consecutive pages go out in one gathered write of up to 1 MiB, straight from
+            // the pages' own buffers (StorageFile.writeFully(gathering:at:)); a page without a
+            // neighbour (most of them after random updates) in a plain write.
+            var run: [PageBuffer] = []
+            run.reserveCapacity((1 << 20) / pageSize)
+            var pieces: [UnsafeRawBufferPointer] = []
+            pieces.reserveCapacity((1 << 20) / pageSize)
             var runStart: UInt32 = 0
-            var runPages = 0
-            var single: PageBuffer?
             func flush() throws(StorageError) {
                 let at = UInt64(runStart) * UInt64(pageSize)
-                if runPages == 1, let single {
-                    try pageFile.writeFully(single.readOnlyBytes, at: at)
-                } else if runPages > 1 {
-                    try run.withBytes { (b) throws(StorageError) in try pageFile.writeFully(b, at: at) }
+                if run.count == 1 {
+                    try pageFile.writeFully(run[0].readOnlyBytes, at: at)
+                } else if run.count > 1 {
+                    pieces.removeAll(keepingCapacity: true)
+                    for buffer in run { pieces.append(buffer.readOnlyBytes) }
+                    try pageFile.writeFully(gathering: pieces, at: at)
                 }
                 run.removeAll(keepingCapacity: true)
-                single = nil
-                runPages = 0
             }
             for (page, ref, cached) in sorted {
                 let buffer: PageBuffer
@@ -139,18 +141,12 @@ extension Pager {
                         throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: page, logPosition: ref.offset)
                     }
                 }
-                let contiguous = runPages > 0 && page.rawValue == runStart + UInt32(runPages)
-                if !contiguous || (runPages + 1) * pageSize > (1 << 20) {
+                let contiguous = !run.isEmpty && page.rawValue == runStart + UInt32(run.count)
+                if !contiguous || (run.count + 1) * pageSize > (1 << 20) {
                     try flush()
                     runStart = page.rawValue
                 }
-                if runPages == 0 {
-                    single = buffer
-                } else {
-                    if runPages == 1, let first = single { run.append(contentsOf: first.readOnlyBytes) }
-                    run.append(contentsOf: buffer.readOnlyBytes)
-                }
-                runPages += 1
+                run.append(buffer)
             }
             try flush()
             // 4. The page file is durable.

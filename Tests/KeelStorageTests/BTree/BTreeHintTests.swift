@@ -153,4 +153,84 @@ struct BTreeHintTests {
         #expect(hintedSink.livePageCount <= plainSink.livePageCount,
                 "hinted \(hintedSink.livePageCount) pages, plain \(plainSink.livePageCount)")
     }
+
+    @Test("a missed hint resumes the descent at the deepest branch that holds the key: same results as from the root, fewer page reads",
+          arguments: [512, 4096])
+    func resumedDescents(pageSize: Int) throws {
+        let seed = SeededRandom.seedFromEnvironment()
+        print("B+tree resumed descent test, page size \(pageSize): seed \(seed) (replay with KEEL_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        for round in 0..<6 {
+            // Random keys with small, empty and overflow values (BTreeRangeDeleteTests.build);
+            // several levels on small pages.
+            let sink = MemoryPageSink(pageSize: pageSize)
+            let built = try BTreeRangeDeleteTests.build(sink, count: 3_000 + Int(rng.next() % 20_000), rng: &rng)
+            let tree = built.0
+            var model = built.1
+            let plain = sink.clone()
+            var path = TreePath()
+            _ = try model.keys[0].withUnsafeBytes { k in try tree.descend(to: k, in: sink, path: &path) }
+            let depth = path.depth
+
+            // Lookups in ascending order, a few leaves apart, present keys and absent ones.
+            var probes: [[UInt8]] = []
+            for key in model.keys where rng.next() % 7 == 0 { probes.append(rng.next() % 5 == 0 ? key + [0] : key) }
+            var hint = BTreeHint()
+            let readsBefore = sink.pageReads
+            for key in probes {
+                let found: [UInt8]? = try key.withUnsafeBytes { k in
+                    switch try tree.locate(k, in: sink, hint: &hint, shape: sink.shapeCount) {
+                    case .absent: return nil
+                    case .inline(let bytes, _): return [UInt8](bytes)
+                    case .overflow: return try tree.get(k, in: sink)
+                    }
+                }
+                #expect(found == model[key], "round \(round): lookup \(key)")
+            }
+            // From the root every probe would read depth + 1 pages; resumed, about one.
+            if depth >= 2 {
+                let reads = sink.pageReads - readsBefore
+                #expect(reads * 2 < probes.count * (depth + 1), "round \(round): \(reads) page reads for \(probes.count) lookups, depth \(depth)")
+            }
+
+            // Deletes in ascending order through one hint (sparse ones, dense runs that empty
+            // leaves and merge them, absent keys) against unhinted deletes of the same keys.
+            var deleteHint = BTreeHint()
+            var doomed: [[UInt8]] = []
+            var i = 0
+            while i < model.count {
+                if rng.next() % 10 == 0 {
+                    let run = 1 + Int(rng.next() % 80)
+                    doomed.append(contentsOf: model.keys[i..<min(model.count, i + run)])
+                    i += run
+                } else {
+                    if rng.next() % 6 == 0 { doomed.append(rng.next() % 3 == 0 ? model.keys[i] + [0] : model.keys[i]) }
+                    i += 1 + Int(rng.next() % 4)
+                }
+            }
+            for key in doomed {
+                let hinted = try key.withUnsafeBytes { k in try tree.delete(key: k, in: sink, hint: &deleteHint) }
+                let unhinted = try tree.delete(key: key, in: plain)
+                #expect(hinted == unhinted, "round \(round): delete \(key)")
+                #expect(hinted == model.delete(key), "round \(round): delete \(key)")
+            }
+
+            // Puts in ascending order through one hint: new keys between the survivors.
+            var putHint = BTreeHint()
+            for key in model.keys where rng.next() % 5 == 0 {
+                let fresh = key + [UInt8(rng.next() % 256)]
+                let value = testValue(Int(rng.next() % 1000), count: rng.next() % 30 == 0 ? pageSize + 100 : Int(rng.next() % 50))
+                try fresh.withUnsafeBytes { k in try value.withUnsafeBytes { v in try tree.put(key: k, value: v, in: sink, hint: &putHint) } }
+                try tree.put(key: fresh, value: value, in: plain)
+                model.put(fresh, value)
+            }
+            sink.commit()
+            plain.commit()
+            expectSound([tree], in: sink)
+            expectSound([tree], in: plain)
+            #expect(try BTreeRangeDeleteTests.contents(tree, sink) == model.keys)
+            #expect(try BTreeRangeDeleteTests.contents(tree, plain) == model.keys)
+            for key in model.keys where rng.next() % 50 == 0 { #expect(try tree.get(key, in: sink) == model[key]) }
+        }
+    }
 }

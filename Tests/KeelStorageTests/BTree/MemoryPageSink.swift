@@ -24,6 +24,9 @@ final class MemoryPageSink: PageSink {
 
     init(pageSize: Int = 4096) { self.pageSize = pageSize }
 
+    /// Calls of `page(_:)` (how many page lookups the tree made).
+    private(set) var pageReads = 0
+
     /// Pages allocated and not freed.
     var livePageCount: Int { Int(nextPage) - 1 - freed.count }
     /// Every page number ever allocated (live or free).
@@ -31,6 +34,7 @@ final class MemoryPageSink: PageSink {
     func isFree(_ number: PageNumber) -> Bool { freed.contains(number) }
 
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
+        pageReads += 1
         if let page = dirty[number] { return page }
         guard !freed.contains(number) else { throw StorageError(.corrupt, "read of a free page", page: number) }
         if let page = committed[number] { return page }
