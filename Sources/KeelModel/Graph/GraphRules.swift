@@ -183,9 +183,13 @@ public enum GraphRules {
                 // each size (still geometrically, so a long chain of single targets stays linear).
                 let need = doomed.count + all.count
                 if need > doomed.capacity { doomed.reserveCapacity(max(need, 2 * doomed.capacity)) }
-                for target in all where !doomed.contains(target) {
-                    guard try editor.exists(target) else { continue }
-                    doomed.insert(target)
+                // One hash per target (insert first; a target that no longer exists, rare, is
+                // taken out again).
+                for target in all where doomed.insert(target).inserted {
+                    guard try editor.exists(target) else {
+                        doomed.remove(target)
+                        continue
+                    }
                     order.append(target)
                 }
             }

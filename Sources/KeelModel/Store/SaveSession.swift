@@ -138,24 +138,38 @@ final class SaveSession: GraphEditor {
     /// The position of `id`'s entry in `entries`, its row read from its object tree the first time.
     func slot(_ id: ObjectID) throws(KeelError) -> Int {
         if let last = lastSlot, last.id == id { return last.index }
-        if let i = rowIndex[id] {
-            lastSlot = (id, i)
-            return i
-        }
         guard id.entity.index < model.entities.count else {
             throw KeelError(.noSuchEntity, "no entity #\(id.entity.rawValue) in model \(model.name)")
+        }
+        // One hash: the lookup claims the next position for a new object (a cascade's 10,000
+        // employees are each looked up and added once).
+        if let i = Self.claim(&rowIndex[id, default: -1], entries.count) {
+            lastSlot = (id, i)
+            return i
         }
         let store = layout.storeOf[id.entity.index]
         let row: StoredObject?
         if id.number > freshAbove[id.entity.index] {
             row = nil  // above every number ever stored for the entity: no lookup needed
         } else {
-            let tree = try readTree(store, layout.objects[id.entity.index])
-            row = try TreeReading.row(tree, id, fieldCount: layout.fieldCounts[id.entity.index], key: &keyBuffer)
+            do throws(KeelError) {
+                let tree = try readTree(store, layout.objects[id.entity.index])
+                row = try TreeReading.row(tree, id, fieldCount: layout.fieldCounts[id.entity.index], key: &keyBuffer)
+            } catch {
+                rowIndex[id] = nil
+                throw error
+            }
         }
         entries.append(RowEntry(id: id, original: row, current: row))
-        rowIndex[id] = entries.count - 1
         return entries.count - 1
+    }
+
+    /// The position in `slot` when it holds one (≥ 0); else nil, and `slot` takes `next`.
+    @inline(__always)
+    private static func claim(_ slot: inout Int, _ next: Int) -> Int? {
+        if slot >= 0 { return slot }
+        slot = next
+        return nil
     }
 
     /// The entry of `id`, read from its object tree the first time.
