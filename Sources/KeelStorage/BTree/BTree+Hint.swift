@@ -9,6 +9,14 @@
 // the one it was taken at. A write that changes the shape itself (a split, a merge, a refill, an
 // overflow value) leaves the hint invalid, and the next write descends again.
 //
+// A key outside the leaf's fences does not start from the root either while the hint is current:
+// the hint holds the branch pages of its path (unchanged, by the same shape count), finds the
+// deepest one whose chosen child's range (its separators either side) still holds the key, keeps
+// the path above it and descends from there. The leaf found is the one a descent from the root
+// finds (every level above chose the same child). Keys a leaf or two apart, as a cascade's
+// thousands of scattered row and index deletes in key order are, then cost a search of the leaf's
+// parent and one page lookup instead of one per level (BTreeHintTests.resumedDescents).
+//
 // Object keys of one batch arrive in ascending order, and so do the link and index keys a save
 // puts after sorting them: all but the first write per leaf skip the descent. A run of inserts at
 // consecutive slots (ascending keys into the middle of a tree, such as a department's new link
