@@ -235,12 +235,15 @@ struct PageTable {
             return .evicted
         }
         guard let e = slots[p].log, let i = e.versions.firstIndex(where: { $0.sequence.rawValue == sequence }),
-            var b = e.versions[i].buffer
+            e.versions[i].buffer != nil
         else { return .gone }
+        // The referenced bit first: a hot version is passed over without touching its buffer
+        // (taking a reference reads the buffer object's header, a cache miss in a long sweep).
         if e.versions[i].referenced {
             e.versions[i].referenced = false
             return .kept
         }
+        guard var b = e.versions[i].buffer else { return .gone }
         e.versions[i].buffer = nil
         if !isKnownUniquelyReferenced(&b) {  // I16
             e.versions[i].buffer = b
