@@ -12,6 +12,8 @@ struct FetchMaterializer {
     let state: ContextOverlay
     let prepared: PreparedFetch
     private var buffer: [StoredObject] = []
+    /// Whether a chunk was handed over (later chunks are reserved whole).
+    private var flushed = false
 
     init(state: ContextOverlay, prepared: PreparedFetch) {
         self.state = state
@@ -26,6 +28,9 @@ struct FetchMaterializer {
         if request.result == .ids || request.result == .count {
             return try body(FetchRow(id: row.id, result: request.result, object: nil, fields: nil))
         }
+        // The first chunk starts with room for 16 rows (most fetches end within it; reserving
+        // 128 per request cost more than it saved), the later ones with room for a whole chunk.
+        if buffer.capacity == 0 { buffer.reserveCapacity(flushed ? Self.chunkSize : 16) }
         buffer.append(row)
         if buffer.count >= Self.chunkSize { return try flush(body) }
         return true
@@ -38,7 +43,7 @@ struct FetchMaterializer {
         // change in place (a shared array would be copied at the first change, once per row).
         var rows: [StoredObject] = []
         swap(&rows, &buffer)
-        buffer.reserveCapacity(Self.chunkSize)
+        flushed = true
         let objects = try Self.managedObjects(consume rows, state: state, include: prepared.inclusions)
         for object in objects {
             guard try body(FetchRow(id: object.id, result: prepared.request.result, object: object, fields: prepared.fields)) else {

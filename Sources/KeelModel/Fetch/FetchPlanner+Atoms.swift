@@ -27,7 +27,8 @@ extension FetchPlanner {
         let term: Int
         let field: Int
         let constraint: Constraint
-        let text: String
+        /// What EXPLAIN shows for it (written out only then).
+        let text: PlanCondition
 
         var pointCount: Int {
             if case .points(let p, _) = constraint { return p.count }
@@ -63,7 +64,7 @@ extension FetchPlanner {
         case .field(let f):
             guard properties.indices.contains(f), case .attribute(let a) = properties[f] else { return nil }
             guard let constraint = attributeConstraint(op, other, a.type) else { return nil }
-            return Atom(term: term, field: f, constraint: constraint, text: conditionText(a.name, op, other))
+            return Atom(term: term, field: f, constraint: constraint, text: .comparison(a.name, op, other))
         case .path(let p) where p.steps.count == 2:
             return try semiJoin(term, c, p, op: op, other)
         case .path(let p):
@@ -83,7 +84,7 @@ extension FetchPlanner {
                     points.append(KeyEncoding.valuesKey([target]))
                 }
             }
-            return Atom(term: term, field: f, constraint: .points(Self.unique(points), hasNull: false), text: conditionText(r.name, op, other))
+            return Atom(term: term, field: f, constraint: .points(Self.unique(points), hasNull: false), text: .comparison(r.name, op, other))
         default:
             return nil
         }
@@ -134,7 +135,7 @@ extension FetchPlanner {
         }
         guard targets.count <= Self.semiJoinLimit else { return nil }
         let points = Self.unique(targets.map { KeyEncoding.valuesKey([$0]) })
-        let shown = conditionText(p.text, op, other) + " → " + conditionText(r.name, .in, .list(targets.sorted { Value.sortCompare($0, $1) == .orderedAscending }))
+        let shown = PlanCondition.semiJoin(.comparison(p.text, op, other), toOne: r.name, targets: targets)
         return Atom(term: term, field: f, constraint: .points(points, hasNull: false), text: shown)
     }
 
@@ -199,7 +200,7 @@ extension FetchPlanner {
         var prefixes: [[UInt8]] = [[]]
         var ranges: [KeyRange]? = nil
         var served: [Int] = []
-        var conditions: [String] = []
+        var conditions: [PlanCondition] = []
         var fixed = 0
         var stillFixed = true
         var constrainedColumns = 0
@@ -254,34 +255,5 @@ extension FetchPlanner {
             else { return nil }
         }
         return !ascending
-    }
-
-    // MARK: Text
-
-    func conditionText(_ name: String, _ op: ComparisonOperator, _ other: BoundExpression) -> String {
-        switch other {
-        case .constant(let v): return "\(name) \(op.rawValue) \(valueText(v))"
-        case .list(let vs):
-            let shown = vs.prefix(5).map(valueText).joined(separator: ", ") + (vs.count > 5 ? ", … \(vs.count) values" : "")
-            return "\(name) \(op.rawValue) {\(shown)}"
-        default: return "\(name) \(op.rawValue) …"
-        }
-    }
-
-    func valueText(_ value: Value) -> String {
-        switch value {
-        case .null: return "nil"
-        case .int(let i): return String(i)
-        case .double(let d): return String(d)
-        case .decimal(let d): return d.description
-        case .bool(let b): return b ? "TRUE" : "FALSE"
-        case .string(let s), .uri(let s): return JSON.string(s).serialized()
-        case .date(let ms): return "\"\(WireDate.format(ms))\""
-        case .object(let id): return id.entity.index < model.entities.count ? id.text(in: model) : "?"
-        case .uuid(let u): return "\"\(u.uuidString)\""
-        case .binary(let b): return "<\(b.count) bytes>"
-        case .json(let j): return j.serialized()
-        case .objects(let ids): return "{\(ids.count) objects}"
-        }
     }
 }
