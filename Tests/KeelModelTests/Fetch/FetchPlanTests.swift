@@ -54,6 +54,27 @@ struct FetchPlanTests {
         #expect(try c.count(design) == 0)
     }
 
+    @Test("EXPLAIN's texts are written from the plan when asked: a semi-join's targets sorted, long lists cut at five, sort, filter, union")
+    func explainTexts() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let semi = try c.explain(FetchRequest(entity: "Employee", predicate: "department.name IN {'Dev', 'Sales', 'Design'}"))
+        #expect(semi == "INDEX Employee.department,salary (department.name IN {\"Dev\", \"Sales\", \"Design\"} → department IN {Department/1, Department/2, Department/3}); about 5 rows")
+        let long = try c.explain(FetchRequest(entity: "Department", predicate: "name IN {'g', 'f', 'e', 'd', 'c', 'b', 'a'}"))
+        #expect(long == "INDEX Department.name (name IN {\"g\", \"f\", \"e\", \"d\", \"c\", … 7 values}); about 0 rows")
+        let sorted = try c.explain(FetchRequest(
+            entity: "Employee", predicate: "age > 20 AND name CONTAINS 'e'",
+            sort: [KeelSortDescriptor(key: "age", ascending: false), KeelSortDescriptor(key: "name", caseInsensitive: true)], limit: 2, offset: 1))
+        #expect(sorted == "SCAN Employee → filter: age > 20 AND name CONTAINS \"e\" → sort: in memory (age descending, name [c]) → offset 1 → limit 2; about 6 rows")
+        // The plan a fetch uses (no estimate) says the same.
+        let request = FetchRequest(entity: "Employee", predicate: "department == %@ AND name BEGINSWITH 'A'", args: [data.dept(0)], sort: [KeelSortDescriptor(key: "salary")])
+        let explained = try c.explain(request)
+        let prepared = try PreparedFetch(request, model: data.model)
+        let plan = try prepared.plan(in: try c.readState(), explaining: false)
+        #expect(plan.estimatedRows == nil)
+        #expect(explained.hasPrefix(plan.explain(in: data.model) + "; about "), "\(explained) | \(plan.explain(in: data.model))")
+    }
+
     @Test("SELF == %@ and SELF IN %@ (a key path of no steps) are planned as filters, not columns")
     func selfComparisons() throws {
         let data = try FetchTestData()
