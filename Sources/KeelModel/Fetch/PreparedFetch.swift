@@ -78,7 +78,7 @@ extension PreparedFetch {
     /// The plan for this fetch over `state`: indexes when the state's snapshot has them and the
     /// request allows them, else a scan.
     func plan(in state: ContextOverlay, explaining: Bool) throws(KeelError) -> FetchPlan {
-        let indexes = request.usesIndexes ? state.base as? any IndexReading : nil
+        let indexes = request.usesIndexes ? state.base?.indexReading : nil
         let planner = FetchPlanner(
             model: state.model, entity: entity.id, includeSubentities: request.includeSubentities, predicate: predicate,
             ordering: ordering, limit: request.limit, offset: request.offset, state: state, indexes: indexes,
