@@ -233,6 +233,8 @@ extension FetchPlanner {
             break
         }
         if index.isUnique, constrainedColumns < index.fields.count { return nil }
+        // Serving no term and no sort asked: nothing to build (sortOrder would say nil).
+        if served.isEmpty, ordering?.keys.isEmpty ?? true { return nil }
         let all = KeyRange.normalized(ranges ?? prefixes.map { KeyRange.prefix($0) })
         let access = IndexAccess(index: index, ranges: all, conditions: conditions, served: served, fixedColumns: fixed)
         if served.isEmpty, sortOrder(access) == nil { return nil }

@@ -79,9 +79,12 @@ struct FetchPlanner {
             if let atom = try atom(i, term.node) { atoms.append(atom) }
         }
         var candidates: [IndexAccess] = []
-        for index in model[entity].indexes + model[entity].uniqueConstraints {
+        func consider(_ index: Index) {
             if let access = access(index, atoms) { candidates.append(access) }
         }
+        let e = model[entity]
+        e.indexes.forEach(consider)  // and the unique constraints, without joining the lists per request
+        e.uniqueConstraints.forEach(consider)
         guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: [])) }
         return make(.index(chosen), residual: residual(terms, served: Set(chosen.served)), reverse: sortOrder(chosen))
     }

@@ -42,17 +42,23 @@ public struct PredicateBinder {
     /// Parses (once per text: PredicateCache.swift) and binds `text` for objects of `entity`.
     public func bind(_ text: String, to entity: EntityID) throws(KeelError) -> BoundPredicate {
         let predicate = try PredicateCache.parse(text, limits: limits)
-        return try bind(predicate, to: entity, textLength: text.unicodeScalars.count)
+        return try bind(predicate, to: entity) { text.unicodeScalars.count }
     }
 
     /// Binds a parsed predicate for objects of `entity`. `textLength` is where "too many
     /// arguments" is reported (the end of the text).
     public func bind(_ predicate: KeelPredicate, to entity: EntityID, textLength: Int = 0) throws(KeelError) -> BoundPredicate {
+        try bind(predicate, to: entity) { textLength }
+    }
+
+    /// `textLength` is asked only for that error (counting a text's scalars is a cost of every
+    /// binding otherwise).
+    private func bind(_ predicate: KeelPredicate, to entity: EntityID, textLength: () -> Int) throws(KeelError) -> BoundPredicate {
         var state = BindingState()
         let root = try bindNode(predicate, Scope(entity: entity), &state)
         if state.argumentsUsed < args.count {
             throw PredicateError.at(
-                textLength, expected: "\(state.argumentsUsed) argument\(state.argumentsUsed == 1 ? "" : "s") for the %@ in the predicate",
+                textLength(), expected: "\(state.argumentsUsed) argument\(state.argumentsUsed == 1 ? "" : "s") for the %@ in the predicate",
                 found: "\(args.count) in args")
         }
         return BoundPredicate(entity: entity, root: root, source: predicate, slotCount: state.slots)
@@ -217,14 +223,13 @@ public struct PredicateBinder {
             if case .object = base, steps.count == 1, case .attribute(let field) = steps[0] {
                 return .typed(.field(field), type, isCollection: false, path: path)
             }
-            let bound = BoundKeyPath(base: base, steps: steps, aggregate: nil, isCollection: isCollection, text: path.description)
+            let bound = BoundKeyPath(base: base, steps: steps, aggregate: nil, isCollection: isCollection, source: path)
             return .typed(.path(bound), type, isCollection: isCollection, path: path)
         }
-        let text = path.description
         let tail = Array(steps[aggregate.split...])
         let type = try aggregateType(aggregate.function, focus: focus, at: aggregate.component, path: path)
         let bound = BoundKeyPath(
-            base: base, steps: Array(steps[..<aggregate.split]), aggregate: (aggregate.function, tail), isCollection: true, text: text)
+            base: base, steps: Array(steps[..<aggregate.split]), aggregate: (aggregate.function, tail), isCollection: true, source: path)
         return .typed(.path(bound), type, isCollection: false, path: path)
     }
 
