@@ -210,7 +210,8 @@ extension FetchPlanner {
             if let points, case .points(let keys, let hasNull) = points.constraint, !(index.isUnique && hasNull),
                 keys.count * prefixes.count <= 1024
             {
-                prefixes = prefixes.flatMap { p in keys.map { p + $0 } }
+                // The first column's points are the prefixes themselves (no copy per key).
+                prefixes = prefixes == [[]] ? keys : prefixes.flatMap { p in keys.map { p + $0 } }
                 served.append(points.term)
                 conditions.append(points.text)
                 constrainedColumns += 1

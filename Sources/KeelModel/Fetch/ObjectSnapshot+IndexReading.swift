@@ -229,7 +229,9 @@ extension ObjectSnapshot: IndexReading {
     /// Which entities `family` holds, by entity number: an array lookup per index entry rather
     /// than a set probe (an entity number past its end is not in the family).
     static func familyMask(_ family: Set<EntityID>) -> [Bool] {
-        var mask = [Bool](repeating: false, count: (family.map(\.index).max() ?? -1) + 1)
+        var top = -1
+        for e in family { top = max(top, e.index) }
+        var mask = [Bool](repeating: false, count: top + 1)
         for e in family { mask[e.index] = true }
         return mask
     }

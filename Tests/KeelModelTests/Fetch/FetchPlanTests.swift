@@ -75,6 +75,23 @@ struct FetchPlanTests {
         #expect(explained.hasPrefix(plan.explain(in: data.model) + "; about "), "\(explained) | \(plan.explain(in: data.model))")
     }
 
+    @Test("index reads come from the reader: a store snapshot has them, a child context's view of its parent does not (a scan, same answers)")
+    func indexReadingOfReaders() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let state = try c.readState()
+        #expect(state.base?.indexReading != nil)
+        let child = ObjectContext(parent: c)
+        let childState = try child.readState()
+        #expect(childState.base != nil && childState.base?.indexReading == nil)
+        let request = FetchRequest(entity: "Employee", predicate: "name == %@ OR department == %@", args: ["Zed", data.dept(0)], sort: [KeelSortDescriptor(key: "name")])
+        #expect(try c.explain(request).hasPrefix("UNION OF INDEX"))
+        #expect(try child.explain(request).hasPrefix("SCAN Employee"))
+        #expect(try child.names(request) == (try c.names(request)))
+        #expect(Set(try child.names(request)) == ["Alice", "bob", "Zed"])
+        #expect(try child.count(request) == 3 && (try c.count(request)) == 3)
+    }
+
     @Test("SELF == %@ and SELF IN %@ (a key path of no steps) are planned as filters, not columns")
     func selfComparisons() throws {
         let data = try FetchTestData()
