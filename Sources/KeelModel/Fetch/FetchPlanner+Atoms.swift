@@ -6,12 +6,13 @@
 //   attribute ==, IN {…}                     → points (nil included: idx trees hold nulls)
 //   attribute < <= > >=, BETWEEN {lo, hi}   → a range inside the attribute type's key family
 //   string attribute BEGINSWITH 'p'          → the range of keys starting with p's bytes
-//   to-one == obj, IN {objs}                 → points, objects that do not exist dropped
+//   to-one == obj, IN {objs}                 → points, objects that may dangle and do not exist dropped
 // and the constant's key order agrees with how predicates compare it (KeyFamily.fits). Such a
 // term is served *exactly*: the range holds the objects that satisfy it and no others, so it
 // needs no re-check. A to-one compares as nil when its target is missing, so only existing
-// targets are looked up, and `to-one == nil` is not served (a dangling row is keyed by its old
-// target). Unique trees hold no entry for an object with a null in the key, so one is used only
+// targets are looked up — read only when rows can dangle (the inverse's rule is `noAction`, or
+// there is none); otherwise a missing target keys no entry — and `to-one == nil` is not served (a
+// dangling row is keyed by its old target). Unique trees hold no entry for an object with a null in the key, so one is used only
 // when every column is constrained by a term that excludes null.
 
 extension FetchPlanner {
@@ -77,10 +78,15 @@ extension FetchPlanner {
             case (.in, .list(let vs)): targets = vs
             default: return nil
             }
+            // A target that cannot be missing behind a stored row (its inverse's delete rule
+            // nullifies, cascades or denies: `mayDangle` false) is not read: if it does not exist,
+            // no entry is keyed by it; deleted in the context, it still matches nothing.
+            let mayDangle = ObjectContext.mayDangle(r, model)
             var points: [[UInt8]] = []
             for target in targets {
                 guard case .object(let id) = target else { return nil }
-                if id.entity.index < model.entities.count, try state.object(id) != nil {
+                guard id.entity.index < model.entities.count else { continue }
+                if mayDangle ? try state.object(id) != nil : !state.deleted.contains(id) {
                     points.append(KeyEncoding.valuesKey([target]))
                 }
             }

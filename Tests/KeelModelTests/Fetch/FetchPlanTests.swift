@@ -92,6 +92,43 @@ struct FetchPlanTests {
         #expect(try child.count(request) == 3 && (try c.count(request)) == 3)
     }
 
+    @Test("to-one == / IN a target that cannot dangle: not read, yet missing, deleted and pending-deleted targets match nothing, as a scan says")
+    func toOneTargetsNotRead() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        // Employee.department's inverse denies the delete: a row never keys a missing department.
+        guard case .relationship(let r)? = data.model.entity(named: "Employee")?.property(named: "department") else {
+            Issue.record("no Employee.department")
+            return
+        }
+        #expect(!ObjectContext.mayDangle(r, data.model))
+        func both(_ context: ObjectContext, _ predicate: String, _ args: [JSON]) throws -> [String] {
+            let request = FetchRequest(entity: "Employee", predicate: predicate, args: args, sort: [KeelSortDescriptor(key: "name")])
+            var scan = request
+            scan.usesIndexes = false
+            let names = try context.names(request)
+            #expect(names == (try context.names(scan)), "\(predicate) \(args)")
+            #expect(try context.count(request) == names.count)
+            #expect(try context.explain(request).hasPrefix("INDEX Employee.department,salary"))
+            return names
+        }
+        let never = JSON.string("Department/99")
+        #expect(try both(c, "department == %@", [never]) == [])
+        #expect(try both(c, "department IN %@", [[data.dept(0), never]]) == ["Alice", "bob"])
+        // Dev emptied and deleted, saved: nothing is keyed by it any more.
+        try c.update(data.employees[5], values: ["department": nil])
+        _ = try c.delete(data.departments[2])
+        try c.save()
+        let after = data.context()
+        #expect(try both(after, "department == %@", [data.dept(2)]) == [])
+        #expect(try both(after, "department IN %@", [[data.dept(2), data.dept(1)]]) == ["Chloé", "David"])
+        // Deleted in the context only (the stored rows still name it): matches nothing.
+        _ = try after.delete(data.employees[0])
+        _ = try after.delete(data.employees[1])
+        _ = try after.delete(data.departments[0])
+        #expect(try both(after, "department == %@", [data.dept(0)]) == [])
+    }
+
     @Test("SELF == %@ and SELF IN %@ (a key path of no steps) are planned as filters, not columns")
     func selfComparisons() throws {
         let data = try FetchTestData()
