@@ -25,6 +25,34 @@ struct BTreeRangeDeleteTests {
         return (tree, model)
     }
 
+    /// Seeded rounds over random trees (`build`) for differential tests: each round a fresh sink
+    /// holding a tree of `count` keys, its model, and a clone of the sink for the reference path.
+    static func randomTrees(
+        _ what: String, pageSize: Int, rounds: Int, count: (inout SeededRandom) -> Int,
+        _ body: (_ round: Int, _ tree: BTree, _ model: inout SortedModel, _ sink: MemoryPageSink, _ clone: MemoryPageSink,
+                 _ rng: inout SeededRandom) throws -> Void
+    ) throws {
+        let seed = SeededRandom.seedFromEnvironment()
+        print("\(what), page size \(pageSize): seed \(seed) (replay with KEEL_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        for round in 0..<rounds {
+            let sink = MemoryPageSink(pageSize: pageSize)
+            let n = count(&rng)
+            let built = try build(sink, count: n, rng: &rng)
+            var model = built.1
+            try body(round, built.0, &model, sink, sink.clone(), &rng)
+        }
+    }
+
+    /// Commits each sink and expects the tree in it sound and holding exactly the model's keys.
+    static func expectMatches(_ tree: BTree, in sinks: [MemoryPageSink], _ model: SortedModel) throws {
+        for sink in sinks {
+            sink.commit()
+            expectSound([tree], in: sink)
+            #expect(try contents(tree, sink) == model.keys)
+        }
+    }
+
     static func contents(_ tree: BTree, _ sink: MemoryPageSink) throws -> [[UInt8]] {
         var seen: [[UInt8]] = []
         try tree.forEach(in: sink.snapshot()) { key, _ in
@@ -36,15 +64,8 @@ struct BTreeRangeDeleteTests {
 
     @Test("random ranges remove exactly what key-by-key deletes remove, and leave a sound tree", arguments: [512, 4096])
     func matchesKeyByKey(pageSize: Int) throws {
-        let seed = SeededRandom.seedFromEnvironment()
-        print("B+tree range delete test, page size \(pageSize): seed \(seed) (replay with KEEL_SEED=\(seed))")
-        var rng = SeededRandom(seed: seed)
-        for round in 0..<12 {
-            let ranged = MemoryPageSink(pageSize: pageSize)
-            let built = try Self.build(ranged, count: 300 + Int(rng.next() % 3_000), rng: &rng)
-            let tree = built.0
-            var model = built.1
-            let single = ranged.clone()
+        try Self.randomTrees("B+tree range delete test", pageSize: pageSize, rounds: 12, count: { 300 + Int($0.next() % 3_000) }) {
+            round, tree, model, ranged, single, rng in
             for _ in 0..<6 {
                 // Bounds: random keys, existing keys, prefixes (a whole owner), or none.
                 func bound() -> [UInt8] {
@@ -66,12 +87,7 @@ struct BTreeRangeDeleteTests {
                     #expect(try tree.delete(key: key, in: single))
                     model.delete(key)
                 }
-                ranged.commit()
-                single.commit()
-                expectSound([tree], in: ranged)
-                expectSound([tree], in: single)
-                #expect(try Self.contents(tree, ranged) == model.keys)
-                #expect(try Self.contents(tree, single) == model.keys)
+                try Self.expectMatches(tree, in: [ranged, single], model)
                 for key in model.keys.prefix(20) { #expect(try tree.get(key, in: ranged) == model[key]) }
             }
             // Everything at last: an empty tree, every page but the root given back.
