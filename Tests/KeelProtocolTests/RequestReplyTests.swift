@@ -51,6 +51,23 @@ struct RequestReplyTests {
         }
     }
 
+    @Test("a request line written as bytes is the UTF-8 of the line written as a String, and reads back as the request")
+    func requestLineAsBytes() throws {
+        let cases: [(String, String, JSON)] = [
+            ("1", "PING", [:]), ("18446744073709551615", "GET", ["$id": "Company/7"]),
+            ("t.9", "batch.insert", ["entity": "Employee", "objects": [["name": "a\nb", "salary": 1.5]]]),
+        ]
+        for (tag, command, json) in cases {
+            let arguments = try #require(json.objectValue)
+            var text = ""
+            Request.writeLine(tag: tag, command: command, arguments: arguments, to: &text)
+            var bytes: [UInt8] = []
+            Request.writeLine(tag: tag, command: command, arguments: arguments, to: &bytes)
+            #expect(bytes == Array(text.utf8))
+            #expect(try Request.parse(Array(bytes.dropLast())) == Request(tag: tag, command: command, arguments: arguments))
+        }
+    }
+
     @Test(
         "a reply's head reads a decimal tag as a number without its text, and keeps any other tag as written",
         arguments: [

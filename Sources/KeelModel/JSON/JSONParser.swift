@@ -197,13 +197,14 @@ struct JSONParser {
         keys.reserveCapacity(Self.initialMembers)
         values.reserveCapacity(Self.initialMembers)
         var filter: UInt64 = 0
+        // Set once a key is not plain ASCII (its filter bit is 0): every key is compared from then on.
         var comparesAll = false
         var large: OrderedDictionary<String, JSON>?
         while true {
             skipWhitespace()
             guard peek == UInt8(ascii: "\"") else { throw error("a string key in an object") }
             let keyOffset = position
-            let (key, plainASCII) = try readString()
+            let (key, bit) = try readString()
             skipWhitespace()
             guard peek == UInt8(ascii: ":") else { throw error("':' after an object key") }
             position += 1
@@ -213,9 +214,7 @@ struct JSONParser {
             if large != nil {
                 duplicate = large?.updateValue(value, forKey: key) != nil
             } else {
-                if plainASCII && !comparesAll {
-                    let utf8 = key.utf8
-                    let bit = UInt64(1) << (UInt64(truncatingIfNeeded: utf8.count &* 7 &+ Int(utf8.last ?? 0)) & 63)
+                if bit != 0 && !comparesAll {
                     duplicate = filter & bit != 0 && keys.contains(key)
                     filter |= bit
                 } else {
@@ -309,8 +308,9 @@ struct JSONParser {
         try readString().string
     }
 
-    /// A string, and whether it was written as plain ASCII (no byte above 0x7F, no escape).
-    private mutating func readString() throws(KeelError) -> (string: String, plainASCII: Bool) {
+    /// A string, and its bit in an object's key filter (`parseObject`) when it was written as
+    /// plain ASCII (no byte above 0x7F, no escape), from its length and last byte; 0 otherwise.
+    private mutating func readString() throws(KeelError) -> (string: String, filterBit: UInt64) {
         position += 1  // "
         let start = position
         var ascii = true
@@ -319,8 +319,9 @@ struct JSONParser {
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
                 let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                let bit = ascii ? UInt64(1) << (UInt64(truncatingIfNeeded: (position - start) &* 7 &+ Int(position > start ? bytes[position - 1] : 0)) & 63) : 0
                 position += 1
-                return (s, ascii)
+                return (s, bit)
             }
             if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw error("a character or '\"' (control characters must be escaped in strings)") }
@@ -338,7 +339,7 @@ struct JSONParser {
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
                 position += 1
-                return (String(decoding: out, as: UTF8.self), false)
+                return (String(decoding: out, as: UTF8.self), 0)
             }
             if b == UInt8(ascii: "\\") {
                 try parseEscape(into: &out)
