@@ -110,15 +110,7 @@ struct ConnectionTests {
                             mismatches.add("GET \(call) → \(object?.serialized() ?? "nil")")
                         }
                     case 900..<950:
-                        let missing = "Company/\(1_000_000 + call)"
-                        do throws(KeelError) {
-                            _ = try await connection.request("GET", ["$id": .string(missing)])
-                            mismatches.add("GET \(missing) succeeded")
-                        } catch {
-                            if error.code != .notFound || !error.message.contains(missing) {
-                                mismatches.add("GET \(missing) → \(error)")
-                            }
-                        }
+                        await Self.getMissing(connection, "Company/\(1_000_000 + call)", mismatches)
                     default:
                         let name = "c-\(call - 950)"
                         let reply = try await connection.request("COUNT", ["entity": "Company", "predicate": "name == %@", "args": [.string(name)]])
@@ -131,6 +123,16 @@ struct ConnectionTests {
         #expect(mismatches.all == [])
         #expect(connection.statistics.callsInFlight == 0)
         #expect(connection.statistics.discardedLines == 0)
+    }
+
+    /// A GET of an object that does not exist: its ERR must be NOT_FOUND and name the object.
+    static func getMissing(_ connection: KeelConnection, _ missing: String, _ findings: Findings) async {
+        do throws(KeelError) {
+            _ = try await connection.request("GET", ["$id": .string(missing)])
+            findings.add("GET \(missing) succeeded")
+        } catch {
+            if error.code != .notFound || !error.message.contains(missing) { findings.add("GET \(missing) → \(error)") }
+        }
     }
 
     @Test("replies that arrive in one read resume their tasks together, each with its own OK or ERR")
@@ -149,13 +151,7 @@ struct ConnectionTests {
                         let i = (task + round) % 64
                         do throws(KeelError) {
                             if round % 5 == 4 {
-                                let missing = "Company/\(1_000_000 + task * 100 + round)"
-                                do throws(KeelError) {
-                                    _ = try await connection.request("GET", ["$id": .string(missing)])
-                                    wrong.add("GET \(missing) succeeded")
-                                } catch {
-                                    if error.code != .notFound || !error.message.contains(missing) { wrong.add("GET \(missing) → \(error)") }
-                                }
+                                await Self.getMissing(connection, "Company/\(1_000_000 + task * 100 + round)", wrong)
                             } else {
                                 let object = try await connection.request("GET", ["$id": .string(ids[i])])
                                 if object?["$id"]?.stringValue != ids[i] || object?["name"]?.stringValue != "c-\(i)" {
