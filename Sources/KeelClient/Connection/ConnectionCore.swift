@@ -174,7 +174,7 @@ final class ConnectionCore: Sendable {
         case none
         /// A waiting task is to be resumed with this reply: its call is no longer registered,
         /// and the caller resumes it (exactly once) — together with the others of the same read
-        /// (ClientHandler's `ResumeBatch`).
+        /// (ClientHandler's `resumeRouted`).
         case resume(ReplyContinuation, RawReply)
         /// A stream's consumer is behind: stop reading until it resumes.
         case pause

@@ -174,7 +174,7 @@ struct JSONParser {
     /// checks each new key by hashing (swift-collections hashes only sets larger than 15).
     static let linearMembers = 15
 
-    /// Objects: an object of up to `linearMembers` members — every protocol reply — is gathered
+    /// Objects: an object of up to `linearMembers` members — a typical protocol reply — is gathered
     /// in two arrays and made an OrderedDictionary once, without hashing; its keys are checked
     /// for duplicates through a 64-bit filter (a bit per ASCII key, from its length and last
     /// byte), so that a key is compared with the others only when its bit was already set, or
