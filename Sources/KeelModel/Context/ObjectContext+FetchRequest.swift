@@ -29,6 +29,7 @@ extension ObjectContext {
             var produced = 0
             var stopped = false
             let collect = { (fetched: FetchRow) throws(KeelError) -> Bool in
+                if first.capacity == 0 { first.reserveCapacity(16) }  // not grown from 1 for a typical result
                 first.append(fetched)
                 return true
             }

@@ -85,8 +85,11 @@ extension ObjectContext {
 
     /// A to-many can hold a missing member only when deleting a member leaves it alone: the
     /// inverse's rule is `noAction` (or there is no inverse).
-    static func mayDangle(_ r: Relationship, _ model: Model) -> Bool {
-        guard let inverse = r.inverse, case .relationship(let back)? = model[r.destination].property(named: inverse) else {
+    static func mayDangle(_ r: Relationship, _ model: Model) -> Bool { mayDangle(r, model.entities) }
+
+    /// `mayDangle` with the model's entities (while the model is being built).
+    static func mayDangle(_ r: Relationship, _ entities: [Entity]) -> Bool {
+        guard let inverse = r.inverse, case .relationship(let back)? = entities[r.destination.index].property(named: inverse) else {
             return true
         }
         return back.deleteRule == .noAction

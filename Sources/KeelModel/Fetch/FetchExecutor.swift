@@ -53,7 +53,7 @@ struct FetchExecutor {
         case .scan where plan.predicate == nil:
             n = try state.count(plan.entity, includeSubentities: plan.includeSubentities)
         case .index(let access) where plan.residual == nil:
-            guard let indexes = state.base as? any IndexReading else { throw KeelError(.internal, "an index plan over a state without indexes") }
+            guard let indexes = state.base?.indexReading else { throw KeelError(.internal, "an index plan over a state without indexes") }
             if hasPendingRows {
                 try indexes.indexIDs(access.index, ranges: access.ranges, family: family) { (id) throws(KeelError) -> Bool in
                     if !isTouched(id) { n += 1 }
@@ -98,7 +98,7 @@ struct FetchExecutor {
     }
 
     private func indexed(_ accesses: [IndexAccess], _ body: (StoredObject) throws(KeelError) -> Bool) throws(KeelError) {
-        guard let indexes = state.base as? any IndexReading else { throw KeelError(.internal, "an index plan over a state without indexes") }
+        guard let indexes = state.base?.indexReading else { throw KeelError(.internal, "an index plan over a state without indexes") }
         let merging = plan.orderedByAccess && ordering != nil
         let pending = try pendingMatches(sorted: merging)
         let touched = hasPendingRows

@@ -12,6 +12,8 @@ struct FetchMaterializer {
     let state: ContextOverlay
     let prepared: PreparedFetch
     private var buffer: [StoredObject] = []
+    /// Whether a chunk was handed over (later chunks are reserved whole).
+    private var flushed = false
 
     init(state: ContextOverlay, prepared: PreparedFetch) {
         self.state = state
@@ -26,6 +28,9 @@ struct FetchMaterializer {
         if request.result == .ids || request.result == .count {
             return try body(FetchRow(id: row.id, result: request.result, object: nil, fields: nil))
         }
+        // The first chunk starts with room for 16 rows (most fetches end within it; reserving
+        // 128 per request cost more than it saved), the later ones with room for a whole chunk.
+        if buffer.capacity == 0 { buffer.reserveCapacity(flushed ? Self.chunkSize : 16) }
         buffer.append(row)
         if buffer.count >= Self.chunkSize { return try flush(body) }
         return true
@@ -38,7 +43,7 @@ struct FetchMaterializer {
         // change in place (a shared array would be copied at the first change, once per row).
         var rows: [StoredObject] = []
         swap(&rows, &buffer)
-        buffer.reserveCapacity(Self.chunkSize)
+        flushed = true
         let objects = try Self.managedObjects(consume rows, state: state, include: prepared.inclusions)
         for object in objects {
             guard try body(FetchRow(id: object.id, result: prepared.request.result, object: object, fields: prepared.fields)) else {
@@ -67,23 +72,33 @@ struct FetchMaterializer {
             if !keepsRows { rows[i].values = [] }
         }
         let rows = rows
-        // What each entity's rows need, worked out once per entity of the chunk (not per row).
-        var shapes = ShapeCache(model: model)
-        // To-one targets that might be missing, and to-many members, per field.
+        // To-one targets that might be missing, and to-many members, per field; what each
+        // entity's rows need is its `RowShape` (worked out with the model).
         var uncertain: [ObjectID] = []
-        var manyFields: [Int: [Int]] = [:]  // field → row positions
+        // To-many field, whether its members may be missing, the rows that have it (a chunk has
+        // a handful of such fields: searched in place, no hashing per row).
+        var manyFields: [(field: Int, mayDangle: Bool, positions: [Int])] = []
         var shapeOf = rows[0].id.entity
-        var shape = shapes[rows[0].id.entity]
+        var shape = model.rowShape(of: shapeOf)
         for (i, row) in rows.enumerated() {
             if shapeOf != row.id.entity {
-                shape = shapes[row.id.entity]
+                shape = model.rowShape(of: row.id.entity)
                 shapeOf = row.id.entity
             }
             if !shape.transients.isEmpty {
                 let transients = state.transients[row.id]
                 for (field, fallback) in shape.transients { values[i][field] = transients?[field] ?? fallback }
             }
-            for field in shape.toMany { manyFields[field, default: []].append(i) }
+            for (field, mayDangle) in shape.toMany {
+                if let k = manyFields.firstIndex(where: { $0.field == field }) {
+                    manyFields[k].positions.append(i)
+                } else {
+                    var positions: [Int] = []
+                    positions.reserveCapacity(rows.count - i)
+                    positions.append(i)
+                    manyFields.append((field, mayDangle, positions))
+                }
+            }
             for (field, mayDangle) in shape.toOne {
                 guard case .object(let target) = values[i][field] else {
                     values[i][field] = .null
@@ -96,31 +111,34 @@ struct FetchMaterializer {
                 }
             }
         }
-        var members: [Int: [[ObjectID]]] = [:]
-        for (field, positions) in manyFields.sorted(by: { $0.key < $1.key }) {
-            members[field] = try Self.members(positions.map { rows[$0].id }, field: field, state: state)
-            guard case .relationship(let r) = model[rows[positions[0]].id.entity].properties[field], ObjectContext.mayDangle(r, model)
-            else { continue }
-            for target in (members[field] ?? []).joined() where !state.deleted.contains(target) && state.rows[target] == nil {
+        manyFields.sort { $0.field < $1.field }
+        var members: [[[ObjectID]]] = []  // per entry of manyFields, per row of it
+        members.reserveCapacity(manyFields.count)
+        for (field, mayDangle, positions) in manyFields {
+            let lists = try Self.members(positions.map { rows[$0].id }, field: field, state: state)
+            members.append(lists)
+            guard mayDangle else { continue }
+            for target in lists.joined() where !state.deleted.contains(target) && state.rows[target] == nil {
                 uncertain.append(target)
             }
         }
         let missing = try Self.missing(uncertain, state: state)
         if !missing.isEmpty {
             for (i, row) in rows.enumerated() {
-                for (field, _) in shapes[row.id.entity].toOne {
+                for (field, _) in model.rowShape(of: row.id.entity).toOne {
                     if case .object(let target) = values[i][field], missing.contains(target) { values[i][field] = .null }
                 }
             }
         }
-        for (field, positions) in manyFields {
-            guard let lists = members[field] else { continue }
+        let filtering = !missing.isEmpty || !state.deleted.isEmpty
+        for (k, (field, _, positions)) in manyFields.enumerated() {
+            let lists = members[k]
             for (n, i) in positions.enumerated() {
-                let live = lists[n].filter { !missing.contains($0) && !state.deleted.contains($0) }
-                values[i][field] = .objects(live)
+                let list = lists[n]
+                values[i][field] = .objects(filtering ? list.filter { !missing.contains($0) && !state.deleted.contains($0) } : list)
             }
         }
-        var included: [[String: [ManagedObject]]] = Array(repeating: [:], count: rows.count)
+        var included: [[String: [ManagedObject]]] = include.isEmpty ? [] : Array(repeating: [:], count: rows.count)
         for inclusion in include {
             switch inclusion {
             case .relationship(let name, let field, _):
@@ -141,59 +159,15 @@ struct FetchMaterializer {
         }
         var out: [ManagedObject] = []
         out.reserveCapacity(rows.count)
+        var entity = model[rows[0].id.entity]
         for i in rows.indices {
-            let entity = rows[i].id.entity
-            if shapeOf != entity {
-                shape = shapes[entity]
-                shapeOf = entity
-            }
+            if entity.id != rows[i].id.entity { entity = model[rows[i].id.entity] }
             out.append(
                 ManagedObject(
-                    id: rows[i].id, entity: shape.entity, version: rows[i].version, values: values[i],
+                    id: rows[i].id, entity: entity, version: rows[i].version, values: values[i],
                     included: include.isEmpty ? [:] : included[i]))
         }
         return out
-    }
-
-    /// Per entity: its transient attributes (with their defaults), to-many fields, and to-one
-    /// fields with whether their targets may be missing. Chunks are mostly of one entity: the
-    /// last one looked up is kept at hand.
-    struct ShapeCache {
-        struct Shape {
-            let entity: Entity
-            var transients: [(Int, Value)] = []
-            var toMany: [Int] = []
-            var toOne: [(Int, Bool)] = []
-        }
-
-        let model: Model
-        private var last: (EntityID, Shape)?
-        private var others: [EntityID: Shape] = [:]
-
-        init(model: Model) { self.model = model }
-
-        subscript(_ id: EntityID) -> Shape {
-            mutating get {
-                if let last, last.0 == id { return last.1 }
-                let shape = others[id] ?? Self.shape(model[id], model)
-                others[id] = shape
-                last = (id, shape)
-                return shape
-            }
-        }
-
-        static func shape(_ entity: Entity, _ model: Model) -> Shape {
-            var shape = Shape(entity: entity)
-            for (field, property) in entity.properties.enumerated() {
-                switch property {
-                case .attribute(let a) where a.isTransient: shape.transients.append((field, a.defaultValue ?? .null))
-                case .attribute: continue
-                case .relationship(let r) where r.isToMany: shape.toMany.append(field)
-                case .relationship(let r): shape.toOne.append((field, ObjectContext.mayDangle(r, model)))
-                }
-            }
-            return shape
-        }
     }
 
     /// The objects of a fetched property for one source object: its predicate bound with
@@ -268,5 +242,27 @@ struct FetchMaterializer {
             for i in fromBase { out[i] = try state.object(ids[i]) }
         }
         return out
+    }
+}
+
+/// What materializing a row of one entity needs beyond its stored values: its transient
+/// attributes (with their defaults), its to-many fields (members read in a batch), and its to-one
+/// fields with whether their targets may be missing. Worked out once per entity when the model is
+/// built (`Model.rowShape(of:)`), not per fetch.
+struct RowShape: Sendable {
+    var transients: [(Int, Value)] = []
+    /// To-many fields, with whether their members may be missing.
+    var toMany: [(Int, Bool)] = []
+    var toOne: [(Int, Bool)] = []
+
+    init(_ entity: Entity, entities: [Entity]) {
+        for (field, property) in entity.properties.enumerated() {
+            switch property {
+            case .attribute(let a) where a.isTransient: transients.append((field, a.defaultValue ?? .null))
+            case .attribute: continue
+            case .relationship(let r) where r.isToMany: toMany.append((field, ObjectContext.mayDangle(r, entities)))
+            case .relationship(let r): toOne.append((field, ObjectContext.mayDangle(r, entities)))
+            }
+        }
     }
 }

@@ -3,6 +3,57 @@
 // nothing), what is still evaluated on each candidate (the residual filter), whether the order
 // comes from the index or from an in-memory sort, and an estimate of the rows read. `explain`
 // is the text EXPLAIN returns.
+//
+// The texts are kept as their pieces (`PlanCondition`, the residual's parsed source, the sort
+// descriptors) and written out only by `explain`: a fetch plans every request and never reads
+// them, so building "name == \"Pobabalo\"" per request was a cost of every query.
+
+/// A condition of an index read as EXPLAIN shows it ("department == Department/3"), written out
+/// only when asked.
+public indirect enum PlanCondition: Sendable {
+    /// `name op other`; a list shows its first five values.
+    case comparison(String, ComparisonOperator, BoundExpression)
+    /// A semi-join: the condition on the destination, then the to-one `IN` the objects it found
+    /// (shown sorted).
+    case semiJoin(PlanCondition, toOne: String, targets: [Value])
+    /// Branches of an OR read on one index, each the AND of its conditions.
+    case either([[PlanCondition]])
+
+    public func text(in model: Model) -> String {
+        switch self {
+        case .comparison(let name, let op, let other):
+            switch other {
+            case .constant(let v): return "\(name) \(op.rawValue) \(Self.valueText(v, model))"
+            case .list(let vs):
+                let shown = vs.prefix(5).map { Self.valueText($0, model) }.joined(separator: ", ") + (vs.count > 5 ? ", … \(vs.count) values" : "")
+                return "\(name) \(op.rawValue) {\(shown)}"
+            default: return "\(name) \(op.rawValue) …"
+            }
+        case .semiJoin(let inner, let name, let targets):
+            let sorted = targets.sorted { Value.sortCompare($0, $1) == .orderedAscending }
+            return inner.text(in: model) + " → " + PlanCondition.comparison(name, .in, .list(sorted)).text(in: model)
+        case .either(let branches):
+            return branches.map { $0.map { $0.text(in: model) }.joined(separator: " AND ") }.joined(separator: " OR ")
+        }
+    }
+
+    static func valueText(_ value: Value, _ model: Model) -> String {
+        switch value {
+        case .null: return "nil"
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .decimal(let d): return d.description
+        case .bool(let b): return b ? "TRUE" : "FALSE"
+        case .string(let s), .uri(let s): return JSON.string(s).serialized()
+        case .date(let ms): return "\"\(WireDate.format(ms))\""
+        case .object(let id): return id.entity.index < model.entities.count ? id.text(in: model) : "?"
+        case .uuid(let u): return "\"\(u.uuidString)\""
+        case .binary(let b): return "<\(b.count) bytes>"
+        case .json(let j): return j.serialized()
+        case .objects(let ids): return "{\(ids.count) objects}"
+        }
+    }
+}
 
 /// One index read over key ranges.
 public struct IndexAccess: Sendable {
@@ -10,7 +61,7 @@ public struct IndexAccess: Sendable {
     /// Sorted, disjoint key ranges.
     public let ranges: [KeyRange]
     /// The conditions the ranges stand for, as written ("department == Department/3").
-    public let conditions: [String]
+    public let conditions: [PlanCondition]
     /// Indices of the conjunction's terms the ranges serve exactly (they need no filter).
     let served: [Int]
     /// Leading index columns fixed to one value by equality.
@@ -19,8 +70,8 @@ public struct IndexAccess: Sendable {
     var counted: Int?
     var capped = false
 
-    var text: String {
-        let on = conditions.isEmpty ? "all entries" : conditions.joined(separator: ", ")
+    func text(in model: Model) -> String {
+        let on = conditions.isEmpty ? "all entries" : conditions.map { $0.text(in: model) }.joined(separator: ", ")
         return "INDEX \(index.name)\(index.isUnique ? " (unique)" : "") (\(on))"
     }
 }
@@ -42,14 +93,14 @@ public struct FetchPlan: Sendable {
     /// Evaluated on every candidate the access reads from the store; nil when every candidate
     /// matches (the index ranges are the whole predicate).
     public let residual: BoundPredicate?
-    let residualText: String?
     /// The whole predicate: what the context's pending rows are evaluated on.
     public let predicate: BoundPredicate?
     /// True when the access yields objects in the requested sort order (or no sort was asked).
     public let orderedByAccess: Bool
     /// Read the index ranges backwards (a descending sort).
     public let reverse: Bool
-    public let sortText: String?
+    /// The requested sort (nil or no keys: none).
+    let ordering: ObjectOrdering?
     public let limit: Int?
     public let offset: Int
     /// Rows the access is expected to read (filled in for EXPLAIN).
@@ -66,11 +117,12 @@ public struct FetchPlan: Sendable {
         switch access {
         case .nothing(let why): parts.append("NOTHING (\(why))")
         case .scan: parts.append("SCAN \(name)\(family)")
-        case .index(let a): parts.append(a.text + (reverse ? " backwards" : ""))
-        case .union(let accesses): parts.append("UNION OF " + accesses.map(\.text).joined(separator: " | "))
+        case .index(let a): parts.append(a.text(in: model) + (reverse ? " backwards" : ""))
+        case .union(let accesses): parts.append("UNION OF " + accesses.map { $0.text(in: model) }.joined(separator: " | "))
         }
-        if let residualText { parts.append("filter: \(residualText)") }
-        if let sortText {
+        if let residual { parts.append("filter: \(residual.source.description)") }
+        if let ordering, !ordering.keys.isEmpty {
+            let sortText = ordering.keys.map(\.descriptor).map { d in d.key + (d.ascending ? "" : " descending") + (d.caseInsensitive ? " [c]" : "") }.joined(separator: ", ")
             parts.append(orderedByAccess ? "sort: by index (\(sortText))" : "sort: in memory (\(sortText))")
         }
         if offset > 0 { parts.append("offset \(offset)") }

@@ -6,12 +6,13 @@
 //   attribute ==, IN {…}                     → points (nil included: idx trees hold nulls)
 //   attribute < <= > >=, BETWEEN {lo, hi}   → a range inside the attribute type's key family
 //   string attribute BEGINSWITH 'p'          → the range of keys starting with p's bytes
-//   to-one == obj, IN {objs}                 → points, objects that do not exist dropped
+//   to-one == obj, IN {objs}                 → points, objects that may dangle and do not exist dropped
 // and the constant's key order agrees with how predicates compare it (KeyFamily.fits). Such a
 // term is served *exactly*: the range holds the objects that satisfy it and no others, so it
 // needs no re-check. A to-one compares as nil when its target is missing, so only existing
-// targets are looked up, and `to-one == nil` is not served (a dangling row is keyed by its old
-// target). Unique trees hold no entry for an object with a null in the key, so one is used only
+// targets are looked up — read only when rows can dangle (the inverse's rule is `noAction`, or
+// there is none); otherwise a missing target keys no entry — and `to-one == nil` is not served (a
+// dangling row is keyed by its old target). Unique trees hold no entry for an object with a null in the key, so one is used only
 // when every column is constrained by a term that excludes null.
 
 extension FetchPlanner {
@@ -27,7 +28,8 @@ extension FetchPlanner {
         let term: Int
         let field: Int
         let constraint: Constraint
-        let text: String
+        /// What EXPLAIN shows for it (written out only then).
+        let text: PlanCondition
 
         var pointCount: Int {
             if case .points(let p, _) = constraint { return p.count }
@@ -63,7 +65,7 @@ extension FetchPlanner {
         case .field(let f):
             guard properties.indices.contains(f), case .attribute(let a) = properties[f] else { return nil }
             guard let constraint = attributeConstraint(op, other, a.type) else { return nil }
-            return Atom(term: term, field: f, constraint: constraint, text: conditionText(a.name, op, other))
+            return Atom(term: term, field: f, constraint: constraint, text: .comparison(a.name, op, other))
         case .path(let p) where p.steps.count == 2:
             return try semiJoin(term, c, p, op: op, other)
         case .path(let p):
@@ -76,14 +78,19 @@ extension FetchPlanner {
             case (.in, .list(let vs)): targets = vs
             default: return nil
             }
+            // A target that cannot be missing behind a stored row (its inverse's delete rule
+            // nullifies, cascades or denies: `mayDangle` false) is not read: if it does not exist,
+            // no entry is keyed by it; deleted in the context, it still matches nothing.
+            let mayDangle = ObjectContext.mayDangle(r, model)
             var points: [[UInt8]] = []
             for target in targets {
                 guard case .object(let id) = target else { return nil }
-                if id.entity.index < model.entities.count, try state.object(id) != nil {
+                guard id.entity.index < model.entities.count else { continue }
+                if mayDangle ? try state.object(id) != nil : !state.deleted.contains(id) {
                     points.append(KeyEncoding.valuesKey([target]))
                 }
             }
-            return Atom(term: term, field: f, constraint: .points(Self.unique(points), hasNull: false), text: conditionText(r.name, op, other))
+            return Atom(term: term, field: f, constraint: .points(Self.unique(points), hasNull: false), text: .comparison(r.name, op, other))
         default:
             return nil
         }
@@ -134,7 +141,7 @@ extension FetchPlanner {
         }
         guard targets.count <= Self.semiJoinLimit else { return nil }
         let points = Self.unique(targets.map { KeyEncoding.valuesKey([$0]) })
-        let shown = conditionText(p.text, op, other) + " → " + conditionText(r.name, .in, .list(targets.sorted { Value.sortCompare($0, $1) == .orderedAscending }))
+        let shown = PlanCondition.semiJoin(.comparison(p.text, op, other), toOne: r.name, targets: targets)
         return Atom(term: term, field: f, constraint: .points(points, hasNull: false), text: shown)
     }
 
@@ -199,7 +206,7 @@ extension FetchPlanner {
         var prefixes: [[UInt8]] = [[]]
         var ranges: [KeyRange]? = nil
         var served: [Int] = []
-        var conditions: [String] = []
+        var conditions: [PlanCondition] = []
         var fixed = 0
         var stillFixed = true
         var constrainedColumns = 0
@@ -209,7 +216,8 @@ extension FetchPlanner {
             if let points, case .points(let keys, let hasNull) = points.constraint, !(index.isUnique && hasNull),
                 keys.count * prefixes.count <= 1024
             {
-                prefixes = prefixes.flatMap { p in keys.map { p + $0 } }
+                // The first column's points are the prefixes themselves (no copy per key).
+                prefixes = prefixes == [[]] ? keys : prefixes.flatMap { p in keys.map { p + $0 } }
                 served.append(points.term)
                 conditions.append(points.text)
                 constrainedColumns += 1
@@ -232,6 +240,8 @@ extension FetchPlanner {
             break
         }
         if index.isUnique, constrainedColumns < index.fields.count { return nil }
+        // Serving no term and no sort asked: nothing to build (sortOrder would say nil).
+        if served.isEmpty, ordering?.keys.isEmpty ?? true { return nil }
         let all = KeyRange.normalized(ranges ?? prefixes.map { KeyRange.prefix($0) })
         let access = IndexAccess(index: index, ranges: all, conditions: conditions, served: served, fixedColumns: fixed)
         if served.isEmpty, sortOrder(access) == nil { return nil }
@@ -254,34 +264,5 @@ extension FetchPlanner {
             else { return nil }
         }
         return !ascending
-    }
-
-    // MARK: Text
-
-    func conditionText(_ name: String, _ op: ComparisonOperator, _ other: BoundExpression) -> String {
-        switch other {
-        case .constant(let v): return "\(name) \(op.rawValue) \(valueText(v))"
-        case .list(let vs):
-            let shown = vs.prefix(5).map(valueText).joined(separator: ", ") + (vs.count > 5 ? ", … \(vs.count) values" : "")
-            return "\(name) \(op.rawValue) {\(shown)}"
-        default: return "\(name) \(op.rawValue) …"
-        }
-    }
-
-    func valueText(_ value: Value) -> String {
-        switch value {
-        case .null: return "nil"
-        case .int(let i): return String(i)
-        case .double(let d): return String(d)
-        case .decimal(let d): return d.description
-        case .bool(let b): return b ? "TRUE" : "FALSE"
-        case .string(let s), .uri(let s): return JSON.string(s).serialized()
-        case .date(let ms): return "\"\(WireDate.format(ms))\""
-        case .object(let id): return id.entity.index < model.entities.count ? id.text(in: model) : "?"
-        case .uuid(let u): return "\"\(u.uuidString)\""
-        case .binary(let b): return "<\(b.count) bytes>"
-        case .json(let j): return j.serialized()
-        case .objects(let ids): return "{\(ids.count) objects}"
-        }
     }
 }

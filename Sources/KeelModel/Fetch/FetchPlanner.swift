@@ -79,9 +79,12 @@ struct FetchPlanner {
             if let atom = try atom(i, term.node) { atoms.append(atom) }
         }
         var candidates: [IndexAccess] = []
-        for index in model[entity].indexes + model[entity].uniqueConstraints {
+        func consider(_ index: Index) {
             if let access = access(index, atoms) { candidates.append(access) }
         }
+        let e = model[entity]
+        e.indexes.forEach(consider)  // and the unique constraints, without joining the lists per request
+        e.uniqueConstraints.forEach(consider)
         guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: [])) }
         return make(.index(chosen), residual: residual(terms, served: Set(chosen.served)), reverse: sortOrder(chosen))
     }
@@ -141,7 +144,7 @@ struct FetchPlanner {
         if let first = accesses.first, accesses.allSatisfy({ $0.index == first.index }) {
             let merged = IndexAccess(
                 index: first.index, ranges: KeyRange.normalized(accesses.flatMap(\.ranges)),
-                conditions: [accesses.map { $0.conditions.joined(separator: " AND ") }.joined(separator: " OR ")],
+                conditions: [.either(accesses.map(\.conditions))],
                 served: [], fixedColumns: 0)
             return make(.index(merged), residual: whole)
         }
@@ -149,34 +152,27 @@ struct FetchPlanner {
     }
 
     /// The terms not served, as one predicate (nil when none is left).
-    private func residual(_ terms: [Term], served: Set<Int>) -> (BoundPredicate, String)? {
+    private func residual(_ terms: [Term], served: Set<Int>) -> BoundPredicate? {
         guard let predicate else { return nil }
         let rest = terms.indices.filter { !served.contains($0) }.map { terms[$0] }
         if rest.isEmpty { return nil }
         if rest.count == 1, case .constant(true) = rest[0].node { return nil }
         let node: BoundNode = rest.count == 1 ? rest[0].node : .and(rest.map(\.node))
         let source: KeelPredicate = rest.count == 1 ? rest[0].source : .and(rest.map(\.source))
-        return (BoundPredicate(entity: entity, root: node, source: source, slotCount: predicate.slotCount), source.description)
+        return BoundPredicate(entity: entity, root: node, source: source, slotCount: predicate.slotCount)
     }
 
-    private func make(_ access: FetchPlan.Access, residual: (BoundPredicate, String)?, reverse: Bool? = nil) -> FetchPlan {
+    private func make(_ access: FetchPlan.Access, residual: BoundPredicate?, reverse: Bool? = nil) -> FetchPlan {
         let sorted = !(ordering?.keys.isEmpty ?? true)
         let ordered: Bool
         switch access {
         case .nothing, .scan, .union: ordered = !sorted
         case .index: ordered = !sorted || reverse != nil
         }
-        let sortText = ordering.flatMap { o -> String? in
-            o.keys.isEmpty
-                ? nil
-                : o.keys.map { k in
-                    k.descriptor.key + (k.descriptor.ascending ? "" : " descending") + (k.descriptor.caseInsensitive ? " [c]" : "")
-                }.joined(separator: ", ")
-        }
         return FetchPlan(
-            entity: entity, includeSubentities: includeSubentities, access: access, residual: residual?.0,
-            residualText: residual?.1, predicate: predicate, orderedByAccess: ordered, reverse: reverse ?? false,
-            sortText: sortText, limit: limit, offset: offset, estimatedRows: nil)
+            entity: entity, includeSubentities: includeSubentities, access: access, residual: residual,
+            predicate: predicate, orderedByAccess: ordered, reverse: reverse ?? false,
+            ordering: ordering, limit: limit, offset: offset, estimatedRows: nil)
     }
 
     // MARK: Estimates

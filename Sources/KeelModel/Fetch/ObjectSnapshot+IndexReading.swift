@@ -12,6 +12,8 @@ extension ObjectSnapshot: IndexReading {
     static let indexChunkSize = 256
     static let firstChunkSize = 64
 
+    public var indexReading: (any IndexReading)? { self }
+
     /// Where a chunked range read stands: the range being read and the last key delivered.
     struct IndexPosition {
         var range: Int
@@ -41,6 +43,7 @@ extension ObjectSnapshot: IndexReading {
                 }
                 let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position, size: size)
                 size = min(size * 4, Self.indexChunkSize)
+                if ids.isEmpty { return [] }  // nothing to look up: no object tree, no cursor
                 // The rows in key order with one forward-seeking cursor, handed on in index order.
                 var lookup = try TreeReading.RowLookup(try self.tree(txn, objectTree))
                 var found = [StoredObject?](repeating: nil, count: ids.count)
@@ -226,7 +229,9 @@ extension ObjectSnapshot: IndexReading {
     /// Which entities `family` holds, by entity number: an array lookup per index entry rather
     /// than a set probe (an entity number past its end is not in the family).
     static func familyMask(_ family: Set<EntityID>) -> [Bool] {
-        var mask = [Bool](repeating: false, count: (family.map(\.index).max() ?? -1) + 1)
+        var top = -1
+        for e in family { top = max(top, e.index) }
+        var mask = [Bool](repeating: false, count: top + 1)
         for e in family { mask[e.index] = true }
         return mask
     }

@@ -99,8 +99,11 @@ public struct BoundKeyPath: Sendable {
     public let aggregate: (function: AggregateFunction, tail: [Step])?
     /// Whether the path yields a collection (before any aggregate).
     public let isCollection: Bool
-    /// The key path as written (for messages and EXPLAIN).
-    public let text: String
+    /// The key path as parsed; `text` writes it out (for messages and EXPLAIN only).
+    let source: PredicateKeyPath
+
+    /// The key path as written.
+    public var text: String { source.description }
 }
 
 public struct BoundSubquery: Sendable {

@@ -82,13 +82,13 @@ extension PredicateBinder {
     }
 
     private func requireText(_ operand: Operand, _ position: SourcePosition, _ op: ComparisonOperator) throws(KeelError) {
-        guard case .typed(_, let type, _, let text) = operand else { return }
+        guard case .typed(_, let type, _, let path) = operand else { return }
         switch type {
         case .attribute(.string), .attribute(.uri), .unknown: return
         case .attribute(let t):
-            throw PredicateError.at(position, expected: "a string key path for \(op.rawValue)", found: "\(text), a \(t.rawValue) attribute")
+            throw PredicateError.at(position, expected: "a string key path for \(op.rawValue)", found: "\(path), a \(t.rawValue) attribute")
         case .object(let e):
-            throw PredicateError.at(position, expected: "a string key path for \(op.rawValue)", found: "\(text), a \(model[e].name)")
+            throw PredicateError.at(position, expected: "a string key path for \(op.rawValue)", found: "\(path), a \(model[e].name)")
         }
     }
 

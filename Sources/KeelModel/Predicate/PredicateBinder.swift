@@ -42,17 +42,23 @@ public struct PredicateBinder {
     /// Parses (once per text: PredicateCache.swift) and binds `text` for objects of `entity`.
     public func bind(_ text: String, to entity: EntityID) throws(KeelError) -> BoundPredicate {
         let predicate = try PredicateCache.parse(text, limits: limits)
-        return try bind(predicate, to: entity, textLength: text.unicodeScalars.count)
+        return try bind(predicate, to: entity) { text.unicodeScalars.count }
     }
 
     /// Binds a parsed predicate for objects of `entity`. `textLength` is where "too many
     /// arguments" is reported (the end of the text).
     public func bind(_ predicate: KeelPredicate, to entity: EntityID, textLength: Int = 0) throws(KeelError) -> BoundPredicate {
+        try bind(predicate, to: entity) { textLength }
+    }
+
+    /// `textLength` is asked only for that error (counting a text's scalars is a cost of every
+    /// binding otherwise).
+    private func bind(_ predicate: KeelPredicate, to entity: EntityID, textLength: () -> Int) throws(KeelError) -> BoundPredicate {
         var state = BindingState()
         let root = try bindNode(predicate, Scope(entity: entity), &state)
         if state.argumentsUsed < args.count {
             throw PredicateError.at(
-                textLength, expected: "\(state.argumentsUsed) argument\(state.argumentsUsed == 1 ? "" : "s") for the %@ in the predicate",
+                textLength(), expected: "\(state.argumentsUsed) argument\(state.argumentsUsed == 1 ? "" : "s") for the %@ in the predicate",
                 found: "\(args.count) in args")
         }
         return BoundPredicate(entity: entity, root: root, source: predicate, slotCount: state.slots)
@@ -91,8 +97,10 @@ public struct PredicateBinder {
 
     /// What a side of a comparison is before the constants are typed.
     enum Operand {
-        /// A key path (or a resolved `$FETCH_SOURCE`): its bound form, type and whether it is a collection.
-        case typed(BoundExpression, OperandType, isCollection: Bool, text: String)
+        /// A key path (or a resolved `$FETCH_SOURCE`): its bound form, type, whether it is a
+        /// collection, and the key path as parsed (written out only for a message: its text is a
+        /// cost of every binding).
+        case typed(BoundExpression, OperandType, isCollection: Bool, path: PredicateKeyPath)
         /// A constant still to be converted to the other side's type.
         case raw(RawConstant)
     }
@@ -206,7 +214,6 @@ public struct PredicateBinder {
                 aggregate = (function, steps.count, i)
             }
         }
-        let text = path.description
         guard let aggregate else {
             let type: OperandType =
                 switch focus {
@@ -214,16 +221,16 @@ public struct PredicateBinder {
                 case .value(let t): .attribute(t)
                 }
             if case .object = base, steps.count == 1, case .attribute(let field) = steps[0] {
-                return .typed(.field(field), type, isCollection: false, text: text)
+                return .typed(.field(field), type, isCollection: false, path: path)
             }
-            let bound = BoundKeyPath(base: base, steps: steps, aggregate: nil, isCollection: isCollection, text: text)
-            return .typed(.path(bound), type, isCollection: isCollection, text: text)
+            let bound = BoundKeyPath(base: base, steps: steps, aggregate: nil, isCollection: isCollection, source: path)
+            return .typed(.path(bound), type, isCollection: isCollection, path: path)
         }
         let tail = Array(steps[aggregate.split...])
         let type = try aggregateType(aggregate.function, focus: focus, at: aggregate.component, path: path)
         let bound = BoundKeyPath(
-            base: base, steps: Array(steps[..<aggregate.split]), aggregate: (aggregate.function, tail), isCollection: true, text: text)
-        return .typed(.path(bound), type, isCollection: false, text: text)
+            base: base, steps: Array(steps[..<aggregate.split]), aggregate: (aggregate.function, tail), isCollection: true, source: path)
+        return .typed(.path(bound), type, isCollection: false, path: path)
     }
 
     /// The type an aggregate yields, or why it cannot apply.
@@ -272,11 +279,11 @@ public struct PredicateBinder {
             case .attribute(let a):
                 guard last else { throw PredicateError.at(position, expected: "an operator after the attribute \(name)", found: "a key") }
                 let value = object.flatMap { field < $0.values.count ? $0.values[field] : nil } ?? .null
-                return .typed(.constant(value), .attribute(a.type), isCollection: false, text: path.description)
+                return .typed(.constant(value), .attribute(a.type), isCollection: false, path: path)
             case .relationship(let r) where r.isToMany:
                 guard last else { throw PredicateError.at(position, expected: "an operator after the to-many \(name)", found: "a key") }
                 let members = try object.map { o throws(KeelError) in try source.graph.members(of: o.id, field: field) } ?? []
-                return .typed(.list(members.map { .object($0) }), .object(r.destination), isCollection: true, text: path.description)
+                return .typed(.list(members.map { .object($0) }), .object(r.destination), isCollection: true, path: path)
             case .relationship(let r):
                 if case .object(let target)? = object.map({ field < $0.values.count ? $0.values[field] : .null }) {
                     object = try source.graph.object(target)
@@ -287,6 +294,6 @@ public struct PredicateBinder {
             }
         }
         let value: Value = object.map { .object($0.id) } ?? .null
-        return .typed(.constant(value), .object(entity.id), isCollection: false, text: path.description)
+        return .typed(.constant(value), .object(entity.id), isCollection: false, path: path)
     }
 }

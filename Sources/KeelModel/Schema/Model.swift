@@ -18,6 +18,8 @@ public struct Model: Sendable {
         let canonical: JSON
         let warnings: [String]
         let byName: [String: EntityID]
+        /// `RowShape` per entity (FetchMaterializer.swift), by entity index.
+        let rowShapes: [RowShape]
 
         init(name: String, version: Int, entities: [Entity], configurations: OrderedDictionary<String, [EntityID]>,
              hash: String, canonical: JSON, warnings: [String]) {
@@ -29,6 +31,7 @@ public struct Model: Sendable {
             self.canonical = canonical
             self.warnings = warnings
             self.byName = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.id) })
+            self.rowShapes = entities.map { RowShape($0, entities: entities) }
         }
     }
 
@@ -62,6 +65,9 @@ public struct Model: Sendable {
     }
 
     public subscript(id: EntityID) -> Entity { entities[id.index] }
+
+    /// What materializing a row of `entity` needs (FetchMaterializer.swift).
+    func rowShape(of entity: EntityID) -> RowShape { box.rowShapes[entity.index] }
 
     public func entity(named name: String) -> Entity? {
         byName[name].map { entities[$0.index] }

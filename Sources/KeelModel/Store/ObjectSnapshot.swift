@@ -229,7 +229,9 @@ struct RecentRows: ~Copyable {
 final class PinnedRead: @unchecked Sendable {
     let txn: ReadTransaction
     let thread: pthread_t
-    var trees: [String: Tree?] = [:]
+    /// Trees looked up under this read; room for a fetch's few (an index, an object tree, link
+    /// trees) from the start, so the first ones do not grow the table.
+    var trees = [String: Tree?](minimumCapacity: 8)
 
     init(txn: ReadTransaction, thread: pthread_t) {
         self.txn = txn

@@ -54,6 +54,81 @@ struct FetchPlanTests {
         #expect(try c.count(design) == 0)
     }
 
+    @Test("EXPLAIN's texts are written from the plan when asked: a semi-join's targets sorted, long lists cut at five, sort, filter, union")
+    func explainTexts() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let semi = try c.explain(FetchRequest(entity: "Employee", predicate: "department.name IN {'Dev', 'Sales', 'Design'}"))
+        #expect(semi == "INDEX Employee.department,salary (department.name IN {\"Dev\", \"Sales\", \"Design\"} → department IN {Department/1, Department/2, Department/3}); about 5 rows")
+        let long = try c.explain(FetchRequest(entity: "Department", predicate: "name IN {'g', 'f', 'e', 'd', 'c', 'b', 'a'}"))
+        #expect(long == "INDEX Department.name (name IN {\"g\", \"f\", \"e\", \"d\", \"c\", … 7 values}); about 0 rows")
+        let sorted = try c.explain(FetchRequest(
+            entity: "Employee", predicate: "age > 20 AND name CONTAINS 'e'",
+            sort: [KeelSortDescriptor(key: "age", ascending: false), KeelSortDescriptor(key: "name", caseInsensitive: true)], limit: 2, offset: 1))
+        #expect(sorted == "SCAN Employee → filter: age > 20 AND name CONTAINS \"e\" → sort: in memory (age descending, name [c]) → offset 1 → limit 2; about 6 rows")
+        // The plan a fetch uses (no estimate) says the same.
+        let request = FetchRequest(entity: "Employee", predicate: "department == %@ AND name BEGINSWITH 'A'", args: [data.dept(0)], sort: [KeelSortDescriptor(key: "salary")])
+        let explained = try c.explain(request)
+        let prepared = try PreparedFetch(request, model: data.model)
+        let plan = try prepared.plan(in: try c.readState(), explaining: false)
+        #expect(plan.estimatedRows == nil)
+        #expect(explained.hasPrefix(plan.explain(in: data.model) + "; about "), "\(explained) | \(plan.explain(in: data.model))")
+    }
+
+    @Test("index reads come from the reader: a store snapshot has them, a child context's view of its parent does not (a scan, same answers)")
+    func indexReadingOfReaders() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let state = try c.readState()
+        #expect(state.base?.indexReading != nil)
+        let child = ObjectContext(parent: c)
+        let childState = try child.readState()
+        #expect(childState.base != nil && childState.base?.indexReading == nil)
+        let request = FetchRequest(entity: "Employee", predicate: "name == %@ OR department == %@", args: ["Zed", data.dept(0)], sort: [KeelSortDescriptor(key: "name")])
+        #expect(try c.explain(request).hasPrefix("UNION OF INDEX"))
+        #expect(try child.explain(request).hasPrefix("SCAN Employee"))
+        #expect(try child.names(request) == (try c.names(request)))
+        #expect(Set(try child.names(request)) == ["Alice", "bob", "Zed"])
+        #expect(try child.count(request) == 3 && (try c.count(request)) == 3)
+    }
+
+    @Test("to-one == / IN a target that cannot dangle: not read, yet missing, deleted and pending-deleted targets match nothing, as a scan says")
+    func toOneTargetsNotRead() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        // Employee.department's inverse denies the delete: a row never keys a missing department.
+        guard case .relationship(let r)? = data.model.entity(named: "Employee")?.property(named: "department") else {
+            Issue.record("no Employee.department")
+            return
+        }
+        #expect(!ObjectContext.mayDangle(r, data.model))
+        func both(_ context: ObjectContext, _ predicate: String, _ args: [JSON]) throws -> [String] {
+            let request = FetchRequest(entity: "Employee", predicate: predicate, args: args, sort: [KeelSortDescriptor(key: "name")])
+            var scan = request
+            scan.usesIndexes = false
+            let names = try context.names(request)
+            #expect(names == (try context.names(scan)), "\(predicate) \(args)")
+            #expect(try context.count(request) == names.count)
+            #expect(try context.explain(request).hasPrefix("INDEX Employee.department,salary"))
+            return names
+        }
+        let never = JSON.string("Department/99")
+        #expect(try both(c, "department == %@", [never]) == [])
+        #expect(try both(c, "department IN %@", [[data.dept(0), never]]) == ["Alice", "bob"])
+        // Dev emptied and deleted, saved: nothing is keyed by it any more.
+        try c.update(data.employees[5], values: ["department": nil])
+        _ = try c.delete(data.departments[2])
+        try c.save()
+        let after = data.context()
+        #expect(try both(after, "department == %@", [data.dept(2)]) == [])
+        #expect(try both(after, "department IN %@", [[data.dept(2), data.dept(1)]]) == ["Chloé", "David"])
+        // Deleted in the context only (the stored rows still name it): matches nothing.
+        _ = try after.delete(data.employees[0])
+        _ = try after.delete(data.employees[1])
+        _ = try after.delete(data.departments[0])
+        #expect(try both(after, "department == %@", [data.dept(0)]) == [])
+    }
+
     @Test("SELF == %@ and SELF IN %@ (a key path of no steps) are planned as filters, not columns")
     func selfComparisons() throws {
         let data = try FetchTestData()

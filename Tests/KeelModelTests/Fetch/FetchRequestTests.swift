@@ -70,6 +70,49 @@ struct FetchRequestTests {
         #expect(json?["age"] == 30 && json?["name"] == nil && json?["$id"] == data.id(0))
     }
 
+    @Test("a blank predicate (empty or only Unicode white space) is no predicate; any other text is bound")
+    func blankPredicates() throws {
+        for blank in ["", " ", "\t\n", "\r\n", "\u{0B}\u{0C}", "\u{00A0}", " \u{2003}\u{3000}", "\u{2028}"] {
+            #expect(PreparedFetch.isBlank(blank), "\(Array(blank.unicodeScalars))")
+        }
+        for text in ["a", " a", "\u{00A0}x", "\u{1C}", "\u{1F}", "é", "\u{200B}", "TRUEPREDICATE", "\u{0301}"] {
+            #expect(!PreparedFetch.isBlank(text), "\(Array(text.unicodeScalars))")
+            #expect(PreparedFetch.isBlank(text) == text.allSatisfy(\.isWhitespace))
+        }
+        let data = try FetchTestData()
+        let c = data.context()
+        #expect(try c.count(FetchRequest(entity: "Employee", predicate: " \u{00A0}\n")) == 6)
+        // A blank predicate with arguments: refused at position 0, as with no predicate.
+        let error = expectKeelError(.predicate) { _ = try c.count(FetchRequest(entity: "Employee", predicate: "\t", args: [1])) }
+        #expect(error?.details?["position"] == 0)
+        // Not blank: an ASCII control that is not White_Space is parsed (and refused where it is).
+        expectKeelError(.predicate) { _ = try c.count(FetchRequest(entity: "Employee", predicate: "\u{1C}")) }
+        #expect(try c.count(FetchRequest(entity: "Employee", predicate: " name == 'Zed'")) == 1)
+    }
+
+    @Test("fetches of 0 to 300 rows hand over every row once, in order, across the materializer's chunks")
+    func chunkBoundaries() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let c = ObjectContext(store: store.store)
+        var ids: [ObjectID] = []
+        for i in 0..<300 { ids.append(try c.insert(entity: "Employee", values: ["name": .string("E\(i)"), "salary": .string("\(1000 + i)")])) }
+        try c.save()
+        let reader = ObjectContext(store: store.store)
+        for n in [0, 1, 15, 16, 17, 127, 128, 129, 200, 256, 257, 300] {
+            let request = FetchRequest(entity: "Employee", predicate: "salary < %@", args: [.int(Int64(1000 + n))], sort: [KeelSortDescriptor(key: "salary")])
+            var seen: [ObjectID] = []
+            let delivered = try reader.fetch(request) { row in
+                seen.append(row.id)
+                #expect(row.object?.values.isEmpty == false)
+                return true
+            }
+            #expect(delivered == n && seen == Array(ids.prefix(n)), "n = \(n)")
+            var unsorted = request
+            unsorted.sort = []
+            #expect(Set(try reader.ids(unsorted)) == Set(ids.prefix(n)), "n = \(n)")
+        }
+    }
+
     @Test("limit and offset after the sort; streaming stops when the body says so")
     func limitOffset() throws {
         let data = try FetchTestData()

@@ -172,9 +172,13 @@ struct HomeStoreSaveTests {
         let saves = 8 * perThread
         let syncs = try zip(store.stores, syncsBefore).map { try $0.statistics().logSyncs - $1 }
         print("[HomeStoreSaveTests] \(saves) saves (half per store) took \(syncs) log fsyncs (primary, Sites)")
-        // One store per save: a two-store save would sync Sites and the primary for every building.
-        #expect(syncs[0] <= UInt64(saves / 4), "desk saves should share the primary's fsyncs: \(syncs)")
-        #expect(syncs[1] <= UInt64(saves / 4), "building saves should share Sites' fsyncs: \(syncs)")
+        // One store per save: a two-store save would sync Sites and the primary for every building
+        // (160 primary syncs), and saves that share nothing make 80 per store. With four savers per
+        // store and 10 ms syncs a quiet machine shares ~4 saves per sync (~20); the bound leaves
+        // room for a loaded CI machine's late arrivals (42 seen at load 5) and still fails both.
+        let bound = UInt64(saves * 3 / 8)
+        #expect(syncs[0] <= bound, "desk saves should share the primary's fsyncs: \(syncs)")
+        #expect(syncs[1] <= bound, "building saves should share Sites' fsyncs: \(syncs)")
         #expect(heard.withLock { $0 } == Array(1...UInt64(saves)), "observers heard saves out of order or twice")
         try f.reopen()
         #expect(f.store.lastSaveID == SaveID(rawValue: UInt64(saves)))
