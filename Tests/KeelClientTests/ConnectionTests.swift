@@ -110,15 +110,7 @@ struct ConnectionTests {
                             mismatches.add("GET \(call) → \(object?.serialized() ?? "nil")")
                         }
                     case 900..<950:
-                        let missing = "Company/\(1_000_000 + call)"
-                        do throws(KeelError) {
-                            _ = try await connection.request("GET", ["$id": .string(missing)])
-                            mismatches.add("GET \(missing) succeeded")
-                        } catch {
-                            if error.code != .notFound || !error.message.contains(missing) {
-                                mismatches.add("GET \(missing) → \(error)")
-                            }
-                        }
+                        await Self.getMissing(connection, "Company/\(1_000_000 + call)", mismatches)
                     default:
                         let name = "c-\(call - 950)"
                         let reply = try await connection.request("COUNT", ["entity": "Company", "predicate": "name == %@", "args": [.string(name)]])
@@ -131,6 +123,56 @@ struct ConnectionTests {
         #expect(mismatches.all == [])
         #expect(connection.statistics.callsInFlight == 0)
         #expect(connection.statistics.discardedLines == 0)
+    }
+
+    /// A GET of an object that does not exist: its ERR must be NOT_FOUND and name the object.
+    static func getMissing(_ connection: KeelConnection, _ missing: String, _ findings: Findings) async {
+        do throws(KeelError) {
+            _ = try await connection.request("GET", ["$id": .string(missing)])
+            findings.add("GET \(missing) succeeded")
+        } catch {
+            if error.code != .notFound || !error.message.contains(missing) { findings.add("GET \(missing) → \(error)") }
+        }
+    }
+
+    @Test("replies that arrive in one read resume their tasks together, each with its own OK or ERR")
+    func repliesResumedTogether() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect(LiveDaemon.options())
+        let ids = try await insertCompanies(connection, count: 64)
+        let wrong = Findings()
+        // 64 tasks making 20 calls each, pipelined on the one connection: their replies come
+        // several to a read. Every fifth call asks for an object that does not exist (its ERR
+        // must name it), the others for their own company.
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<64 {
+                let work: @Sendable () async -> Void = {
+                    for round in 0..<20 {
+                        let i = (task + round) % 64
+                        do throws(KeelError) {
+                            if round % 5 == 4 {
+                                await Self.getMissing(connection, "Company/\(1_000_000 + task * 100 + round)", wrong)
+                            } else {
+                                let object = try await connection.request("GET", ["$id": .string(ids[i])])
+                                if object?["$id"]?.stringValue != ids[i] || object?["name"]?.stringValue != "c-\(i)" {
+                                    wrong.add("task \(task) GET \(ids[i]) → \(object?.serialized() ?? "nil")")
+                                }
+                            }
+                        } catch {
+                            wrong.add("task \(task): \(error)")
+                        }
+                    }
+                }
+                // Half on the pool, half on the connection's event loop (resumed there).
+                if task % 2 == 0 { group.addTask(operation: work) } else { group.addTask(executorPreference: connection.executor, operation: work) }
+            }
+        }
+        #expect(wrong.all == [])
+        #expect(connection.statistics.peakRepliesPerRead > 1)
+        #expect(connection.statistics.callsInFlight == 0)
+        #expect(connection.statistics.discardedLines == 0)
+        try await connection.ping()
+        await connection.close()
     }
 
     @Test("a reply line over maxReplyBytes fails its call with TOO_LARGE; the connection stays in step")

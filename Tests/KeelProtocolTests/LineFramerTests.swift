@@ -73,10 +73,12 @@ struct LineFramerChunkingTests {
     /// The frames, a skipped line reduced to its tag (the prefix kept of it depends on where
     /// the line went over the limit, so on the chunking; its tag does not).
     static func frames(_ chunks: [[UInt8]]) -> [LineFramer.Frame] {
-        LineFramerTests.frames(chunks).map { frame in
-            guard case .tooLong(let prefix) = frame else { return frame }
-            return .tooLong(prefix: Array((Request.leadingTag(of: prefix) ?? "?").utf8))
-        }
+        LineFramerTests.frames(chunks).map(reduced)
+    }
+
+    static func reduced(_ frame: LineFramer.Frame) -> LineFramer.Frame {
+        guard case .tooLong(let prefix) = frame else { return frame }
+        return .tooLong(prefix: Array((Request.leadingTag(of: prefix) ?? "?").utf8))
     }
 
     @Test("every chunking of a stream gives the frames of feeding it byte by byte")
@@ -89,6 +91,23 @@ struct LineFramerChunkingTests {
         for size in [2, 3, 5, 8, 17, 19, 64, Self.stream.count] {
             let chunks = stride(from: 0, to: Self.stream.count, by: size).map { Array(Self.stream[$0..<min($0 + size, Self.stream.count)]) }
             #expect(Self.frames(chunks) == reference, "chunks of \(size)")
+        }
+    }
+
+    @Test("bytes fed from memory (memchr finds each LF) give the frames of the same chunks fed as arrays")
+    func memoryAndArraysAgree() {
+        for size in [1, 2, 3, 5, 8, 17, 19, 64, Self.stream.count] {
+            let chunks = stride(from: 0, to: Self.stream.count, by: size).map { Array(Self.stream[$0..<min($0 + size, Self.stream.count)]) }
+            var framer = LineFramer(maximumLength: 16)
+            var out: [LineFramer.Frame] = []
+            for chunk in chunks { chunk.withUnsafeBytes { raw in framer.feed(raw) { out.append($0) } } }
+            #expect(out.map(Self.reduced) == Self.frames(chunks), "chunks of \(size)")
+        }
+        #expect(LineFramer.firstNewline(in: UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
+        Array("ab\ncd\n".utf8).withUnsafeBytes { raw in
+            #expect(LineFramer.firstNewline(in: raw) == 2)
+            #expect(LineFramer.firstNewline(in: UnsafeRawBufferPointer(rebasing: raw[3...])) == 2)
+            #expect(LineFramer.firstNewline(in: UnsafeRawBufferPointer(rebasing: raw[..<2])) == nil)
         }
     }
 

@@ -51,6 +51,44 @@ struct RequestReplyTests {
         }
     }
 
+    @Test("a request line written as bytes is the UTF-8 of the line written as a String, and reads back as the request")
+    func requestLineAsBytes() throws {
+        let cases: [(String, String, JSON)] = [
+            ("1", "PING", [:]), ("18446744073709551615", "GET", ["$id": "Company/7"]),
+            ("t.9", "batch.insert", ["entity": "Employee", "objects": [["name": "a\nb", "salary": 1.5]]]),
+        ]
+        for (tag, command, json) in cases {
+            let arguments = try #require(json.objectValue)
+            var text = ""
+            Request.writeLine(tag: tag, command: command, arguments: arguments, to: &text)
+            var bytes: [UInt8] = []
+            Request.writeLine(tag: tag, command: command, arguments: arguments, to: &bytes)
+            #expect(bytes == Array(text.utf8))
+            #expect(try Request.parse(Array(bytes.dropLast())) == Request(tag: tag, command: command, arguments: arguments))
+        }
+    }
+
+    @Test(
+        "a reply's head reads a decimal tag as a number without its text, and keeps any other tag as written",
+        arguments: [
+            ("7 OK", 7 as UInt64?, "7"), ("0 OK", 0, "0"), ("18446744073709551615 OK", UInt64.max, "18446744073709551615"),
+            ("18446744073709551616 OK", nil, "18446744073709551616"), ("007 OK", nil, "007"), ("7a OK", nil, "7a"),
+            ("q1 ROW {}", nil, "q1"), ("* EVENT {}", nil, "*"), ("42 ERR NOT_FOUND {\"message\":\"m\"}", 42, "42"),
+        ] as [(String, UInt64?, String)])
+    func replyHeadTags(line: String, number: UInt64?, tag: String) throws {
+        let bytes = Array(line.utf8)
+        let head = try ReplyHead.parse(bytes)
+        #expect(head.number == number)
+        #expect(head.tag == tag)
+        // The whole reply carries the tag as written, whichever way the head kept it.
+        let reply = try head.reply(bytes)
+        switch reply {
+        case .ok(let t, _), .row(let t, _), .error(let t, _, _, _): #expect(t == tag)
+        case .event: #expect(tag == "*")
+        }
+        #expect(try Reply.parse(bytes) == reply)
+    }
+
     @Test("the command table checks keys, kinds and required keys, naming every problem")
     func validation() throws {
         #expect(throws: Never.self) { try CommandTable.resolve(Request(tag: "t", command: "FETCH", arguments: ["entity": "E", "limit": 10, "context": "bg"])) }

@@ -35,7 +35,7 @@ extension ConnectionCore {
         decode: @escaping @Sendable (JSON) throws(KeelError) -> Element
     ) -> KeelStream<Element> {
         let tag = makeTag()
-        let line: String
+        let line: [UInt8]
         do {
             line = try encode(tag: tag, command: command, arguments: arguments)
         } catch {

@@ -20,7 +20,7 @@ extension ConnectionCore {
     /// The request line of `command` with `arguments` (a JSON object or nil). Throws
     /// `BAD_REQUEST` for a command name or arguments no line can carry, `TOO_LARGE` for a line
     /// over the daemon's limit — before anything is sent.
-    func encode(tag: UInt64, command: String, arguments: JSON?) throws(KeelError) -> String {
+    func encode(tag: UInt64, command: String, arguments: JSON?) throws(KeelError) -> [UInt8] {
         guard Request.isValidCommand(command) else {
             throw KeelError(.badRequest, "\"\(command)\" is not a command name (letters and dots)")
         }
@@ -30,26 +30,27 @@ extension ConnectionCore {
         case .object(let object)?: members = object
         case let other?: throw KeelError(.badRequest, "the arguments of \(command) must be a JSON object, not \(other.kindName)")
         }
-        var line = ""
-        // Room for a typical request line at once, not grown a doubling at a time.
+        // UTF-8 bytes, as they are sent (appending to a `String` piece by piece costs several
+        // times more); room for a typical request line at once, not grown a doubling at a time.
+        var line: [UInt8] = []
         line.reserveCapacity(Self.typicalLineBytes)
         Request.writeLine(tag: String(tag), command: command, arguments: members, to: &line)
         let limit = maxRequestBytes.load(ordering: .relaxed)
-        if line.utf8.count - 1 > limit {
+        if line.count - 1 > limit {
             throw KeelError(
-                .tooLarge, "the \(command) request is \(line.utf8.count - 1) bytes; the daemon takes at most \(limit) (maxRequestBytes)")
+                .tooLarge, "the \(command) request is \(line.count - 1) bytes; the daemon takes at most \(limit) (maxRequestBytes)")
         }
         return line
     }
 
     /// Registers `call` under `tag` and queues its line. Returns the error instead when the
     /// connection is gone or the calling task is already cancelled (nothing is sent then).
-    func submit(tag: UInt64, line: String, call: PendingCall, whileClosing: Bool = false) -> KeelError? {
+    func submit(tag: UInt64, line: [UInt8], call: PendingCall, whileClosing: Bool = false) -> KeelError? {
         let (error, flush) = state.withLock { s -> (KeelError?, Bool) in
             if let failure = s.failure ?? (whileClosing ? nil : s.closing) { return (failure, false) }
             if Task.isCancelled { return (KeelError(.cancelled, "the task was cancelled before \(call.command) was sent"), false) }
             s.calls[tag] = call
-            s.wire.outgoing.writeString(line)
+            s.wire.outgoing.writeBytes(line)
             if let deadline = call.deadline, s.timerAt.map({ deadline < $0 }) ?? true {
                 s.timerAt = deadline
                 s.timerDirty = true

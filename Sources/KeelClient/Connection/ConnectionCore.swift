@@ -46,6 +46,8 @@ struct RawReply: Sendable {
     func outcome(command: String) -> Result<JSON?, KeelError> {
         let reply: Reply
         do {
+            // The usual case, read without making a `Reply` (nor its tag's text).
+            if case .ok = head.kind { return .success(try head.payload(line)) }
             reply = try head.reply(line)
         } catch {
             return .failure(KeelError(
@@ -142,6 +144,7 @@ final class ConnectionCore: Sendable {
         let pauses = Atomic<Int>(0)
         let discardedLines = Atomic<Int>(0)
         let writesLeftToEventLoop = Atomic<Int>(0)
+        let peakRepliesPerRead = Atomic<Int>(0)
 
         static func raise(_ atomic: borrowing Atomic<Int>, to value: Int) {
             var current = atomic.load(ordering: .relaxed)
@@ -169,14 +172,16 @@ final class ConnectionCore: Sendable {
     /// What `route` found for a line.
     enum Routed {
         case none
-        /// A waiting task was resumed.
-        case resumed
+        /// A waiting task is to be resumed with this reply: its call is no longer registered,
+        /// and the caller resumes it (exactly once) — together with the others of the same read
+        /// (ClientHandler's `resumeRouted`).
+        case resume(ReplyContinuation, RawReply)
         /// A stream's consumer is behind: stop reading until it resumes.
         case pause
     }
 
     /// Delivers one reply line of `tag` to its call: a final line to the waiting task as it
-    /// came, a ROW to the call's stream.
+    /// came (returned as `.resume`, for the caller to resume), a ROW to the call's stream.
     func route(_ head: ReplyHead, line: [UInt8], tag: UInt64) -> Routed {
         enum Action {
             case none
@@ -210,8 +215,7 @@ final class ConnectionCore: Sendable {
         case .none:
             return .none
         case .resume(let continuation):
-            continuation.resume(returning: .success(RawReply(line: line, head: head)))
-            return .resumed
+            return .resume(continuation, RawReply(line: line, head: head))
         case .finish(let sink):
             if case .error = head.kind, case .failure(let error) = RawReply(line: line, head: head).outcome(command: "the stream") {
                 sink.finish(error)

@@ -102,5 +102,8 @@ extension KeelConnection {
         /// Writes of request lines that the socket did not take whole at once (it was full):
         /// the rest went out through the event loop when the socket could take it.
         public var writesLeftToEventLoop: Int
+        /// The most waiting calls answered by one read of the socket, whose tasks were resumed
+        /// together at the end of it (pipelined calls' replies arrive in bursts).
+        public var peakRepliesPerRead: Int
     }
 }

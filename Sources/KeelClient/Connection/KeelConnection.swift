@@ -220,6 +220,7 @@ public final class KeelConnection: Sendable {
             peakStreamBytes: counters.peakStreamBytes.load(ordering: .relaxed),
             peakUnreadBytes: counters.peakUnreadBytes.load(ordering: .relaxed), pauses: counters.pauses.load(ordering: .relaxed),
             discardedLines: counters.discardedLines.load(ordering: .relaxed),
-            writesLeftToEventLoop: counters.writesLeftToEventLoop.load(ordering: .relaxed))
+            writesLeftToEventLoop: counters.writesLeftToEventLoop.load(ordering: .relaxed),
+            peakRepliesPerRead: counters.peakRepliesPerRead.load(ordering: .relaxed))
     }
 }

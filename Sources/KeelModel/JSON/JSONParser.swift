@@ -170,31 +170,66 @@ struct JSONParser {
 
     /// Members reserved for a non-empty object before its first is read.
     static let initialMembers = 12
+    /// Members an object gathers in plain arrays before it moves to an OrderedDictionary that
+    /// checks each new key by hashing (swift-collections hashes only sets larger than 15).
+    static let linearMembers = 15
 
+    /// Objects: an object of up to `linearMembers` members — a typical protocol reply — is gathered
+    /// in two arrays and made an OrderedDictionary once, without hashing; its keys are checked
+    /// for duplicates through a 64-bit filter (a bit per ASCII key, from its length and last
+    /// byte), so that a key is compared with the others only when its bit was already set, or
+    /// when a key is not plain ASCII (Swift compares those by canonical equivalence: "\u{212A}"
+    /// equals "K", so no byte-based filter can rule them out). A larger object goes on in an
+    /// OrderedDictionary, which checks each new key by its hash.
     private mutating func parseObject() throws(KeelError) -> JSON {
         try enter()
         position += 1  // {
-        var members: OrderedDictionary<String, JSON> = [:]
         skipWhitespace()
         if peek == UInt8(ascii: "}") {
             position += 1
             depth -= 1
-            return .object(members)
+            return .object([:])
         }
         // Room for a typical object's members at once (an object's row has about ten), rather
-        // than growing keys and values one doubling at a time; small enough to need no hash table.
-        members.reserveCapacity(Self.initialMembers)
+        // than growing keys and values one doubling at a time.
+        var keys: ContiguousArray<String> = []
+        var values: ContiguousArray<JSON> = []
+        keys.reserveCapacity(Self.initialMembers)
+        values.reserveCapacity(Self.initialMembers)
+        var filter: UInt64 = 0
+        // Set once a key is not plain ASCII (its filter bit is 0): every key is compared from then on.
+        var comparesAll = false
+        var large: OrderedDictionary<String, JSON>?
         while true {
             skipWhitespace()
             guard peek == UInt8(ascii: "\"") else { throw error("a string key in an object") }
             let keyOffset = position
-            let key = try parseString()
+            let (key, bit) = try readString()
             skipWhitespace()
             guard peek == UInt8(ascii: ":") else { throw error("':' after an object key") }
             position += 1
             skipWhitespace()
             let value = try parseValue()
-            if members.updateValue(value, forKey: key) != nil {
+            let duplicate: Bool
+            if large != nil {
+                duplicate = large?.updateValue(value, forKey: key) != nil
+            } else {
+                if bit != 0 && !comparesAll {
+                    duplicate = filter & bit != 0 && keys.contains(key)
+                    filter |= bit
+                } else {
+                    comparesAll = true
+                    duplicate = keys.contains(key)
+                }
+                if !duplicate {
+                    keys.append(key)
+                    values.append(value)
+                    if keys.count > Self.linearMembers {
+                        large = OrderedDictionary(uncheckedUniqueKeys: keys, values: values)
+                    }
+                }
+            }
+            if duplicate {
                 throw KeelError(
                     .parse, "invalid JSON at offset \(keyOffset): duplicate key \(JSON.string(key).serialized()) in an object",
                     details: ["offset": .int(Int64(keyOffset))])
@@ -205,7 +240,7 @@ struct JSONParser {
             case UInt8(ascii: "}"):
                 position += 1
                 depth -= 1
-                return .object(members)
+                return .object(large ?? OrderedDictionary(uncheckedUniqueKeys: keys, values: values))
             default: throw error("',' or '}' in an object")
             }
         }
@@ -270,19 +305,32 @@ struct JSONParser {
 
     /// Parses a string starting at its opening quote; leaves `position` after the closing quote.
     private mutating func parseString() throws(KeelError) -> String {
+        try readString().string
+    }
+
+    /// A string, and its bit in an object's key filter (`parseObject`) when it was written as
+    /// plain ASCII (no byte above 0x7F, no escape), from its length and last byte; 0 otherwise.
+    private mutating func readString() throws(KeelError) -> (string: String, filterBit: UInt64) {
         position += 1  // "
         let start = position
+        var ascii = true
         // Fast path: no escapes. Validate UTF-8 while scanning, then decode without checks.
         while position < bytes.count {
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
                 let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                let bit = ascii ? UInt64(1) << (UInt64(truncatingIfNeeded: (position - start) &* 7 &+ Int(position > start ? bytes[position - 1] : 0)) & 63) : 0
                 position += 1
-                return s
+                return (s, bit)
             }
             if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw error("a character or '\"' (control characters must be escaped in strings)") }
-            if b < 0x80 { position += 1 } else { try skipMultibyte() }
+            if b < 0x80 {
+                position += 1
+            } else {
+                ascii = false
+                try skipMultibyte()
+            }
         }
         guard position < bytes.count else { throw error("'\"' to close the string") }
         // Slow path: escapes; collect UTF-8 bytes.
@@ -291,7 +339,7 @@ struct JSONParser {
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
                 position += 1
-                return String(decoding: out, as: UTF8.self)
+                return (String(decoding: out, as: UTF8.self), 0)
             }
             if b == UInt8(ascii: "\\") {
                 try parseEscape(into: &out)

@@ -1,8 +1,31 @@
 // Writing JSON: compact (one line, as the protocol needs), object keys in their stored order,
 // strings escaped per RFC 8259 (control characters as \u00XX, `/` left alone), integers exact,
-// doubles in the shortest form that reads back the same. Non-finite doubles have no JSON form;
+// doubles in the shortest form that reads back the same. Into a `String` or into UTF-8 bytes
+// (`JSONTextOutput`), by one writer specialised for each. Non-finite doubles have no JSON form;
 // the value codec writes them as the strings "NaN", "Infinity", "-Infinity" before they get here,
 // and the writer does the same as a last resort rather than produce invalid JSON.
+
+/// Where JSON text is written: a `String`, or UTF-8 bytes (a protocol line about to be sent,
+/// written without the cost of growing a `String` piece by piece).
+public protocol JSONTextOutput {
+    /// Appends text that is already JSON (the writer escapes strings before they get here).
+    mutating func appendText(_ text: String)
+    mutating func appendText(_ text: Substring)
+    /// Appends the compact text of `json` (the writer, specialised for this output).
+    mutating func append(json: JSON)
+}
+
+extension String: JSONTextOutput {
+    public mutating func appendText(_ text: String) { self += text }
+    public mutating func appendText(_ text: Substring) { self += text }
+    public mutating func append(json: JSON) { json.write(to: &self) }
+}
+
+extension Array: JSONTextOutput where Element == UInt8 {
+    public mutating func appendText(_ text: String) { append(contentsOf: text.utf8) }
+    public mutating func appendText(_ text: Substring) { append(contentsOf: text.utf8) }
+    public mutating func append(json: JSON) { json.write(to: &self) }
+}
 
 extension JSON {
     /// The compact one-line text of this value.
@@ -14,56 +37,66 @@ extension JSON {
 
     /// Appends the compact text of this value to `out`.
     public func write(to out: inout String) {
+        writeText(to: &out)
+    }
+
+    /// Appends the compact text of this value to `out`, as UTF-8 bytes.
+    public func write(to out: inout [UInt8]) {
+        writeText(to: &out)
+    }
+
+    /// The writer, for either output (specialised for each in this module).
+    func writeText<Output: JSONTextOutput>(to out: inout Output) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
+        case .null: out.appendText("null")
+        case .bool(let b): out.appendText(b ? "true" : "false")
+        case .int(let i): out.appendText(String(i))
         case .double(let d): JSON.writeDouble(d, to: &out)
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let items):
-            out += "["
+            out.appendText("[")
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                item.write(to: &out)
+                if i > 0 { out.appendText(",") }
+                item.writeText(to: &out)
             }
-            out += "]"
+            out.appendText("]")
         case .object(let members):
-            out += "{"
+            out.appendText("{")
             var first = true
             for (key, value) in members {
-                if !first { out += "," }
+                if !first { out.appendText(",") }
                 first = false
                 JSON.writeString(key, to: &out)
-                out += ":"
-                value.write(to: &out)
+                out.appendText(":")
+                value.writeText(to: &out)
             }
-            out += "}"
+            out.appendText("}")
         }
     }
 
-    static func writeDouble(_ d: Double, to out: inout String) {
+    static func writeDouble<Output: JSONTextOutput>(_ d: Double, to out: inout Output) {
         if d.isNaN {
-            out += "\"NaN\""
+            out.appendText("\"NaN\"")
         } else if d.isInfinite {
-            out += d > 0 ? "\"Infinity\"" : "\"-Infinity\""
+            out.appendText(d > 0 ? "\"Infinity\"" : "\"-Infinity\"")
         } else if d == d.rounded(), abs(d) < 1e15, !(d == 0 && d.sign == .minus) {
             // An integral double keeps a fraction so it reads back as a double ("2.0").
-            out += String(Int64(d)) + ".0"
+            out.appendText(String(Int64(d)) + ".0")
         } else {
-            out += "\(d)"
+            out.appendText("\(d)")
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
+    static func writeString<Output: JSONTextOutput>(_ s: String, to out: inout Output) {
+        out.appendText("\"")
         // The usual case, a string with nothing to escape, is checked over its bytes at once and
         // appended whole (walking the UTF-8 view index by index costs more than the append).
         let plain = s.utf8.withContiguousStorageIfAvailable { bytes in
             !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
         }
         if plain == true {
-            out += s
-            out += "\""
+            out.appendText(s)
+            out.appendText("\"")
             return
         }
         var plainStart = s.utf8.startIndex
@@ -86,13 +119,13 @@ extension JSON {
             default: escape = nil
             }
             if let escape {
-                out += s[plainStart..<i]
-                out += escape
+                out.appendText(s[plainStart..<i])
+                out.appendText(escape)
                 plainStart = utf8.index(after: i)
             }
             i = utf8.index(after: i)
         }
-        out += s[plainStart..<s.endIndex]
-        out += "\""
+        out.appendText(s[plainStart..<s.endIndex])
+        out.appendText("\"")
     }
 }

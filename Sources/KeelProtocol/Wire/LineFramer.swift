@@ -11,6 +11,8 @@
 // line ends (never kept at the size of the longest line seen, which would cost an allocation of
 // that size for every later line).
 
+import Glibc
+
 public struct LineFramer: Sendable {
     public enum Frame: Equatable, Sendable {
         /// One complete line, without its LF (and without a CR before it).
@@ -36,18 +38,27 @@ public struct LineFramer: Sendable {
     /// Feeds bytes from memory: the daemon's hot path, specialised here once rather than
     /// instantiated generically for every read.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (Frame) throws -> Void) rethrows {
-        try feedCollection(bytes, emit)
+        try feedCollection(bytes, newline: { raw, start in Self.firstNewline(in: UnsafeRawBufferPointer(rebasing: raw[start...])).map { start + $0 } }, emit)
     }
 
     /// Feeds bytes; calls `emit` for every frame they complete, in order.
     public mutating func feed(_ bytes: some Collection<UInt8>, _ emit: (Frame) throws -> Void) rethrows {
-        try feedCollection(bytes, emit)
+        try feedCollection(bytes, newline: { bytes, start in bytes[start...].firstIndex(of: UInt8(ascii: "\n")) }, emit)
     }
 
-    private mutating func feedCollection(_ bytes: some Collection<UInt8>, _ emit: (Frame) throws -> Void) rethrows {
+    /// The offset of the first LF in `bytes`, found with `memchr`.
+    package static func firstNewline(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard let base = bytes.baseAddress, let found = memchr(base, Int32(UInt8(ascii: "\n")), bytes.count) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
+    }
+
+    /// `newline` finds the first LF at or after an index (`memchr` for bytes in memory).
+    private mutating func feedCollection<Bytes: Collection<UInt8>>(
+        _ bytes: Bytes, newline firstNewline: (Bytes, Bytes.Index) -> Bytes.Index?, _ emit: (Frame) throws -> Void
+    ) rethrows {
         var start = bytes.startIndex
         while start != bytes.endIndex {
-            let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))
+            let newline = firstNewline(bytes, start)
             let end = newline ?? bytes.endIndex
             let piece = bytes[start..<end]
             if skipping {

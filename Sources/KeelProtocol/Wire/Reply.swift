@@ -75,10 +75,40 @@ public struct ReplyHead: Sendable, Equatable {
         case error(KeelError.Code)
     }
 
-    public let tag: String
+    /// The tag as a number when it is one written the way `String(number)` writes it (decimal
+    /// digits, no leading zero: KeelClient's tags), read straight from the line's bytes so that
+    /// a client routes a reply without making a `String` of its tag; nil for any other tag.
+    public let number: UInt64?
+    /// The tag's text when it is not such a number (`*`, or a tag another client chose).
+    private let text: String?
     public let kind: Kind
     /// Where the JSON starts in the line (the line's length when there is none).
     public let payloadStart: Int
+
+    /// The tag, as the line has it.
+    public var tag: String { number.map { String($0) } ?? text ?? "" }
+
+    private init(tag bytes: ArraySlice<UInt8>, kind: Kind, payloadStart: Int) {
+        number = Self.decimal(bytes)
+        text = number == nil ? String(decoding: bytes, as: UTF8.self) : nil
+        self.kind = kind
+        self.payloadStart = payloadStart
+    }
+
+    /// `bytes` as a number when they are its canonical decimal form (what `String(n)` gives).
+    private static func decimal(_ bytes: ArraySlice<UInt8>) -> UInt64? {
+        guard let first = bytes.first, first != UInt8(ascii: "0") || bytes.count == 1, bytes.count <= 20 else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(digit))
+            if o1 || o2 { return nil }
+            value = sum
+        }
+        return value
+    }
 
     /// Whether the line ends a request's reply.
     public var isFinal: Bool {
@@ -93,7 +123,7 @@ public struct ReplyHead: Sendable, Equatable {
         guard let space = line.firstIndex(of: UInt8(ascii: " ")) else {
             throw ParseFailure(tag: nil, message: "a reply line is TAG KIND [...]")
         }
-        let tag = String(decoding: line[..<space], as: UTF8.self)
+        let tag = line[..<space]
         let kindStart = space + 1
         let kindEnd = line[kindStart...].firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
         let tailStart = min(kindEnd + 1, line.endIndex)
@@ -102,16 +132,17 @@ public struct ReplyHead: Sendable, Equatable {
             return ReplyHead(tag: tag, kind: .ok, payloadStart: tailStart)
         case ArraySlice("ROW".utf8):
             return ReplyHead(tag: tag, kind: .row, payloadStart: tailStart)
-        case ArraySlice("EVENT".utf8) where tag == "*":
+        case ArraySlice("EVENT".utf8) where tag.elementsEqual("*".utf8):
             return ReplyHead(tag: tag, kind: .event, payloadStart: tailStart)
         case ArraySlice("ERR".utf8):
             guard let codeEnd = line[tailStart...].firstIndex(of: UInt8(ascii: " ")) else {
-                throw ParseFailure(tag: tag, message: "ERR must be followed by a code and a JSON object")
+                throw ParseFailure(tag: String(decoding: tag, as: UTF8.self), message: "ERR must be followed by a code and a JSON object")
             }
             let code = KeelError.Code(rawValue: String(decoding: line[tailStart..<codeEnd], as: UTF8.self))
             return ReplyHead(tag: tag, kind: .error(code), payloadStart: codeEnd + 1)
         default:
-            throw ParseFailure(tag: tag, message: "unknown reply kind \(String(decoding: line[kindStart..<kindEnd], as: UTF8.self))")
+            throw ParseFailure(
+                tag: String(decoding: tag, as: UTF8.self), message: "unknown reply kind \(String(decoding: line[kindStart..<kindEnd], as: UTF8.self))")
         }
     }
 

@@ -28,15 +28,26 @@ extension Request {
     /// Appends the line of a request without making a `Request` first (a client's hot path:
     /// the command is sent as given, since the daemon reads it in any case).
     public static func writeLine(tag: String, command: String, arguments: OrderedDictionary<String, JSON>, to out: inout String) {
+        writeLine(tag: tag, command: command, arguments: arguments, into: &out)
+    }
+
+    /// Appends the line as UTF-8 bytes (what a client sends), without making a `String` first.
+    public static func writeLine(tag: String, command: String, arguments: OrderedDictionary<String, JSON>, to out: inout [UInt8]) {
+        writeLine(tag: tag, command: command, arguments: arguments, into: &out)
+    }
+
+    private static func writeLine<Output: JSONTextOutput>(
+        tag: String, command: String, arguments: OrderedDictionary<String, JSON>, into out: inout Output
+    ) {
         assert(isValidTag(tag) && isValidCommand(command), "a request line needs a valid tag and command")
-        out += tag
-        out += " "
-        out += command
+        out.appendText(tag)
+        out.appendText(" ")
+        out.appendText(command)
         if !arguments.isEmpty {
-            out += " "
-            JSON.object(arguments).write(to: &out)
+            out.appendText(" ")
+            out.append(json: .object(arguments))
         }
-        out += "\n"
+        out.appendText("\n")
     }
 
     /// The line, with its LF.

@@ -105,6 +105,26 @@ struct JSONParserTests {
         }
     }
 
+    @Test(
+        "duplicate keys are refused whatever their spelling (escapes, canonically equivalent Unicode); distinct keys that share a length and last byte are kept",
+        arguments: [
+            (#"{"K":1,"\u212A":2}"#, true), (#"{"\u212A":1,"K":2}"#, true), ("{\"K\":1,\"\u{212A}\":2}", true),
+            ("{\"\u{212A}\":1,\"x\":2,\"K\":3}", true), (#"{"a":1,"\u0061":2}"#, true), (#"{"\u0061":1,"b":2,"a":3}"#, true),
+            ("{\"caf\u{E9}\":1,\"cafe\u{301}\":2}", true), (#"{"ab":1,"cb":2,"zb":3,"ab ":4}"#, false),
+            (#"{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"ka":10,"kb":11,"kc":12,"kd":13,"ke":14,"kf":15,"kg":16,"\u212A":17,"K":18}"#, true),
+        ] as [(String, Bool)])
+    func duplicateSpellings(text: String, duplicate: Bool) throws {
+        do {
+            let json = try JSON.parse(text)
+            #expect(!duplicate, "\(text) was accepted")
+            // Every key written is kept, in order.
+            #expect(json.objectValue?.count == text.filter { $0 == ":" }.count)
+        } catch {
+            #expect(duplicate, "\(text): \(error)")
+            #expect(error.message.contains("duplicate key"))
+        }
+    }
+
     @Test("nesting is limited: 512 levels parse, 513 and a million are refused without a crash")
     func depth() throws {
         let ok = String(repeating: "[", count: JSON.maximumDepth) + String(repeating: "]", count: JSON.maximumDepth)

@@ -49,6 +49,21 @@ struct JSONWriterTests {
         #expect(JSON.object(["a\"b": 1, "plain": 2]).serialized() == #"{"a\"b":1,"plain":2}"#)
     }
 
+    @Test("written as bytes, every value is the UTF-8 of its text written as a String")
+    func bytesAndStringsAgree() throws {
+        let values: [JSON] = [
+            nil, true, false, .int(.min), .int(.max), 0.1, 2.0, -0.0, .double(.nan), .double(-.infinity), "", "plain", "é ✓ 😀",
+            "quote \" backslash \\ newline \n tab \t nul \u{0} unit \u{1F}", [], [:],
+            ["$id": "Employee/17", "nested": ["a": [1, 2.5, "x\"y", nil, ["deep": true]]], "ключ": "значение"],
+        ]
+        for value in values {
+            var bytes: [UInt8] = [0x41]
+            value.write(to: &bytes)
+            #expect(bytes == [0x41] + Array(value.serialized().utf8), "\(value.serialized())")
+            #expect(try JSON.parse(Array(bytes.dropFirst())) == value || value.serialized().contains("NaN") || value.serialized().contains("Infinity"))
+        }
+    }
+
     @Test("non-finite doubles and negative zero")
     func doubles() {
         #expect(JSON.double(.nan).serialized() == #""NaN""#)
