@@ -75,9 +75,10 @@ struct FetchMaterializer {
         // To-one targets that might be missing, and to-many members, per field; what each
         // entity's rows need is its `RowShape` (worked out with the model).
         var uncertain: [ObjectID] = []
-        // To-many field, whether its members may be missing, the rows that have it (a chunk has
-        // a handful of such fields: searched in place, no hashing per row).
-        var manyFields: [(field: Int, mayDangle: Bool, positions: [Int])] = []
+        // To-many field and the entity declaring its relationship (sibling sub-entities may have
+        // different ones at one field number), whether its members may be missing, the rows that
+        // have it (a chunk has a handful of such fields: searched in place, no hashing per row).
+        var manyFields: [(field: Int, declaredIn: EntityID, mayDangle: Bool, positions: [Int])] = []
         var shapeOf = rows[0].id.entity
         var shape = model.rowShape(of: shapeOf)
         for (i, row) in rows.enumerated() {
@@ -89,14 +90,14 @@ struct FetchMaterializer {
                 let transients = state.transients[row.id]
                 for (field, fallback) in shape.transients { values[i][field] = transients?[field] ?? fallback }
             }
-            for (field, mayDangle) in shape.toMany {
-                if let k = manyFields.firstIndex(where: { $0.field == field }) {
+            for (field, declaredIn, mayDangle) in shape.toMany {
+                if let k = manyFields.firstIndex(where: { $0.field == field && $0.declaredIn == declaredIn }) {
                     manyFields[k].positions.append(i)
                 } else {
                     var positions: [Int] = []
                     positions.reserveCapacity(rows.count - i)
                     positions.append(i)
-                    manyFields.append((field, mayDangle, positions))
+                    manyFields.append((field, declaredIn, mayDangle, positions))
                 }
             }
             for (field, mayDangle) in shape.toOne {
@@ -111,10 +112,10 @@ struct FetchMaterializer {
                 }
             }
         }
-        manyFields.sort { $0.field < $1.field }
+        manyFields.sort { ($0.field, $0.declaredIn.index) < ($1.field, $1.declaredIn.index) }
         var members: [[[ObjectID]]] = []  // per entry of manyFields, per row of it
         members.reserveCapacity(manyFields.count)
-        for (field, mayDangle, positions) in manyFields {
+        for (field, _, mayDangle, positions) in manyFields {
             let lists = try Self.members(positions.map { rows[$0].id }, field: field, state: state)
             members.append(lists)
             guard mayDangle else { continue }
@@ -131,7 +132,7 @@ struct FetchMaterializer {
             }
         }
         let filtering = !missing.isEmpty || !state.deleted.isEmpty
-        for (k, (field, _, positions)) in manyFields.enumerated() {
+        for (k, (field, _, _, positions)) in manyFields.enumerated() {
             let lists = members[k]
             for (n, i) in positions.enumerated() {
                 let list = lists[n]
@@ -251,8 +252,9 @@ struct FetchMaterializer {
 /// built (`Model.rowShape(of:)`), not per fetch.
 struct RowShape: Sendable {
     var transients: [(Int, Value)] = []
-    /// To-many fields, with whether their members may be missing.
-    var toMany: [(Int, Bool)] = []
+    /// To-many fields, with the entity declaring the relationship and whether its members may be
+    /// missing.
+    var toMany: [(Int, EntityID, Bool)] = []
     var toOne: [(Int, Bool)] = []
 
     init(_ entity: Entity, entities: [Entity]) {
@@ -260,7 +262,7 @@ struct RowShape: Sendable {
             switch property {
             case .attribute(let a) where a.isTransient: transients.append((field, a.defaultValue ?? .null))
             case .attribute: continue
-            case .relationship(let r) where r.isToMany: toMany.append((field, ObjectContext.mayDangle(r, entities)))
+            case .relationship(let r) where r.isToMany: toMany.append((field, r.declaredIn, ObjectContext.mayDangle(r, entities)))
             case .relationship(let r): toOne.append((field, ObjectContext.mayDangle(r, entities)))
             }
         }

@@ -173,6 +173,48 @@ struct FetchRequestTests {
         #expect(try c.count(FetchRequest(entity: "Person", predicate: "name >= 'a'")) == 2)
     }
 
+    @Test("sibling sub-entities with different to-many relationships at one field number: a fetch of the parent reads each from its own link tree, as GET does")
+    func siblingToManyFields() throws {
+        // Alpha.pets and Beta.toys are both field 1 (after the inherited `name`), kept in the
+        // link trees of different relationships; Beta's inverse is noAction, so its members may
+        // dangle and are checked, Alpha's are not.
+        let model = try ModelLoader.load(text: """
+            { "name": "Siblings", "version": 1, "entities": [
+              { "name": "Owner", "abstract": true, "attributes": [ { "name": "name", "type": "string" } ] },
+              { "name": "Alpha", "parent": "Owner", "relationships": [
+                  { "name": "pets", "destination": "Pet", "inverse": "alpha", "toMany": true } ] },
+              { "name": "Beta", "parent": "Owner", "relationships": [
+                  { "name": "toys", "destination": "Toy", "inverse": "beta", "toMany": true } ] },
+              { "name": "Pet", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
+                  { "name": "alpha", "destination": "Alpha", "inverse": "pets" } ] },
+              { "name": "Toy", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
+                  { "name": "beta", "destination": "Beta", "inverse": "toys", "deleteRule": "noAction" } ] } ] }
+            """)
+        let store = try StoreFixture(model: model)
+        let c = ObjectContext(store: store.store)
+        var owners: [ObjectID] = []
+        for i in 0..<40 {
+            let alpha = i % 3 != 0
+            let owner = try c.insert(entity: alpha ? "Alpha" : "Beta", values: ["name": .string("O\(i)")])
+            var members: [ObjectID] = []
+            for k in 0..<(i % 4) { members.append(try c.insert(entity: alpha ? "Pet" : "Toy", values: ["name": .string("M\(i).\(k)")])) }
+            if !members.isEmpty { try c.relate(owner, relationship: alpha ? "pets" : "toys", add: members) }
+            owners.append(owner)
+        }
+        try c.save()
+        let reader = ObjectContext(store: store.store)
+        let rows = try reader.fetch(FetchRequest(entity: "Owner", sort: [KeelSortDescriptor(key: "name")]))
+        #expect(rows.count == owners.count)
+        var nonEmpty = 0
+        for row in rows {
+            guard let object = row.object else { continue }
+            let got = try reader.get(row.id)
+            #expect(object.values == got.values, "\(object.idText)")
+            if case .objects(let list) = object.values[1], !list.isEmpty { nonEmpty += 1 }
+        }
+        #expect(nonEmpty == 30, "every owner with members lists them")
+    }
+
     @Test("batch update and delete take a bound predicate")
     func batchPredicate() throws {
         let data = try FetchTestData()
