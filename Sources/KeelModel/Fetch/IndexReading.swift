@@ -1,7 +1,9 @@
 // What the planner needs from the state a fetch reads besides objects: index and unique trees
-// read by key range, and tree sizes for estimates. A store snapshot (`ObjectSnapshot`) conforms;
-// a reader that does not (a child context's view of its parent, a test store) is fetched by a
-// scan with the predicate as a filter, which gives the same answers.
+// read by key range, and tree sizes for estimates. A reader gets index plans when its
+// `ObjectReader.indexReading` is not nil: a store snapshot (`ObjectSnapshot`) conforms and returns
+// itself there (a conformer must do the same; the default is nil). A reader without (a child
+// context's view of its parent, a test store) is fetched by a scan with the predicate as a
+// filter, which gives the same answers.
 
 /// Reading index (`idx/`) and unique (`uniq/`) trees by key range.
 public protocol IndexReading {

@@ -34,7 +34,8 @@ public protocol ObjectReader: ObjectGraphReading {
     func count(_ entity: EntityID, includeSubentities: Bool) throws(KeelError) -> Int
     /// The object holding `values` (in the constraint's field order) under a unique constraint.
     func holder(of constraint: Index, values: [Value]) throws(KeelError) -> ObjectID?
-    /// Index reads of this state (a store snapshot), nil when it has none: fetches then scan.
+    /// Index reads of this state (a store snapshot), nil when it has none: fetches then scan. A
+    /// reader conforming to `IndexReading` returns itself here (the default is nil).
     /// Asked by every fetch; a witness call is cheaper than a cast to `any IndexReading`.
     var indexReading: (any IndexReading)? { get }
 }

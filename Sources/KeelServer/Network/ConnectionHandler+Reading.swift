@@ -50,7 +50,7 @@ extension ConnectionHandler {
                 var offset = 0
                 while offset < raw.count, !closing, !isOverLimit {
                     let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                    let end = rest.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? rest.count
+                    let end = LineFramer.firstNewline(in: rest).map { $0 + 1 } ?? rest.count
                     framer.feed(UnsafeRawBufferPointer(rebasing: rest[..<end])) { frame in
                         guard !closing else { return }
                         switch frame {

@@ -75,7 +75,9 @@ final class ReplyWriter: Sendable {
 
     /// Hands in reply lines answering `finals` requests, and writes them unless another writer
     /// is busy (it writes them next); `close` closes the channel once they are written (QUIT), and
-    /// nothing handed in after them is written. Returns whether the event loop waits to hear of it.
+    /// nothing handed in after them is written. Returns whether the event loop waits to hear of it
+    /// (seen when the lines were handed in, or after a send of this call: a loop that started
+    /// waiting during the send — on the gate this send drained — is told too).
     func write(_ text: String, finals: Int, close: Bool = false) -> Bool {
         let bytes = text.utf8.count
         guard bytes > 0 || finals > 0 || close else { return false }
@@ -92,8 +94,8 @@ final class ReplyWriter: Sendable {
             return (take(&s), s.loopWaiting)
         }
         if dropped > 0 { gate.drained(dropped) }
-        run(first)
-        return wake
+        let waitingAfterSend = run(first)
+        return wake || waitingAfterSend
     }
 
     /// Closes the channel once everything handed in so far is written (at once if nothing is);
@@ -129,8 +131,11 @@ final class ReplyWriter: Sendable {
     }
 
     /// Does `job` and whatever follows it (lines handed in meanwhile, or what the socket did not
-    /// take, for NIO).
-    private func run(_ job: Job?) {
+    /// take, for NIO). Returns whether the event loop was waiting when the last direct send
+    /// ended.
+    @discardableResult
+    private func run(_ job: Job?) -> Bool {
+        var loopWaiting = false
         var next = job
         while let job = next {
             switch job {
@@ -140,6 +145,7 @@ final class ReplyWriter: Sendable {
                 if sent > 0 { gate.drained(sent) }
                 let left = bytes.readableBytes
                 next = state.withLock { s -> Job? in
+                    loopWaiting = s.loopWaiting
                     guard let write = s.wire.sent(leaving: bytes, channel: s.channel) else { return take(&s) }
                     return .write(write)
                 }
@@ -157,6 +163,7 @@ final class ReplyWriter: Sendable {
                 next = nil
             }
         }
+        return loopWaiting
     }
 
     /// NIO wrote (or dropped, the channel failing) what it was given: direct writes may go again,

@@ -96,7 +96,8 @@ struct PageTable {
         page < UInt32(slots.count) ? slots[Int(page)].log : nil
     }
 
-    /// Every page that has log versions, with them.
+    /// Every page that has log versions, with them, in ascending page order (the checkpoint
+    /// copies in this order).
     var logEntries: [(UInt32, PageEntry)] {
         var list: [(UInt32, PageEntry)] = []
         for (page, slot) in slots.enumerated() { if let e = slot.log { list.append((UInt32(page), e)) } }

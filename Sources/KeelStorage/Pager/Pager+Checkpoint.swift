@@ -106,10 +106,10 @@ extension Pager {
                 "cut off readers holding old snapshots so the log can be checkpointed",
                 metadata: ["store.path": "\(path)", "readers": "\(cutOff)", "log.bytes": "\(log.frameBytes)"])
         }
-        // 3. Copy, in page order (nothing to copy: no write and no fsync). The table lists its
-        // pages in ascending order already; sort only if that ever changes.
-        var sorted = work
-        if !work.indices.dropFirst().allSatisfy({ work[$0 - 1].0 < work[$0].0 }) { sorted.sort { $0.0 < $1.0 } }
+        // 3. Copy, in page order (nothing to copy: no write and no fsync): `PageTable.logEntries`
+        // lists its pages in ascending order.
+        let sorted = work
+        assert(work.indices.dropFirst().allSatisfy { work[$0 - 1].0 < work[$0].0 }, "checkpoint work out of page order")
         if !sorted.isEmpty { do throws(StorageError) {
             // Runs of consecutive pages go out in one gathered write of up to 1 MiB, straight from
             // the pages' own buffers (StorageFile.writeFully(gathering:at:)); a page without a

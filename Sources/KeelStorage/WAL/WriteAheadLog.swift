@@ -20,7 +20,8 @@ final class WriteAheadLog: @unchecked Sendable {
     let preallocationBytes: UInt64
     /// Whether a commit larger than one chunk starts writeback of each full chunk as soon as it is
     /// written (`StorageFile.startWriteback`), so the device writes the early chunks while the
-    /// later ones are encoded and the commit's fdatasync waits for less. Off with sync mode off.
+    /// later ones are encoded and the log's next fdatasync (the commit's in sync mode full, the
+    /// checkpoint's in normal) waits for less. Off with sync mode off.
     let startsWriteback: Bool
 
     /// Writer-lock state: the current header, where the next frame goes, the checksum chain.
@@ -66,7 +67,10 @@ final class WriteAheadLog: @unchecked Sendable {
         var out = frameBuffer
         frameBuffer = []
         out.removeAll(keepingCapacity: true)
-        out.reserveCapacity(min(pages.count * (pageSize + LogFormat.frameHeaderSize), Self.chunkBytes + pageSize + LogFormat.frameHeaderSize))
+        // `out` holds frame headers, and compressed payloads when compressing (page images of
+        // uncompressed frames are written from their own buffers).
+        let framesPerChunk = Self.chunkBytes / pageSize + 1
+        out.reserveCapacity(min(pages.count, framesPerChunk) * (LogFormat.frameHeaderSize + (compress ? pageSize : 0)))
         defer { frameBuffer = out }
         var refs: [(FrameSequence, LogFrameReference)] = []
         refs.reserveCapacity(pages.count)
@@ -142,11 +146,15 @@ final class WriteAheadLog: @unchecked Sendable {
                 h.storeBytes(of: c.littleEndian, toByteOffset: 28, as: UInt32.self)
                 return c
             }
-            if flags.contains(.compressed) {
-                out.append(contentsOf: scratch[0..<stored])
-                pieces.append((headAt, LogFormat.frameHeaderSize + stored, -1))
+            if flags.contains(.compressed) { out.append(contentsOf: scratch[0..<stored]) }
+            // This frame's bytes in `out` continue the previous piece when that one has no page
+            // after it (runs of compressed frames are one piece, not one iovec each).
+            let inOut = out.count - headAt
+            let ownPage = flags.contains(.compressed) ? -1 : i  // `pages` holds the buffer until the write
+            if let last = pieces.last, last.page < 0, last.start + last.count == headAt {
+                pieces[pieces.count - 1] = (last.start, last.count + inOut, ownPage)
             } else {
-                pieces.append((headAt, LogFormat.frameHeaderSize, i))  // `pages` holds the buffer until the write
+                pieces.append((headAt, inOut, ownPage))
             }
             pendingBytes += LogFormat.frameHeaderSize + stored
             refs.append(
@@ -160,9 +168,10 @@ final class WriteAheadLog: @unchecked Sendable {
             if pendingBytes >= Self.chunkBytes {
                 let from = chunkStart
                 try writeChunk()
-                // A full chunk with more to come: its writeback can start now (the last chunk's
-                // is left to the commit's fdatasync, which follows at once).
-                if startsWriteback { try file.startWriteback(offset: from, length: chunkStart - from) }
+                // A full chunk with more to come: its writeback can start now. The commit's own
+                // chunk is left to the log's next fdatasync (the commit's in sync mode full, the
+                // checkpoint's in normal).
+                if startsWriteback, !isCommit { try file.startWriteback(offset: from, length: chunkStart - from) }
             }
         }
         try writeChunk()
