@@ -78,7 +78,9 @@ let package = Package(
         ),
         .testTarget(
             name: "KeelProtocolTests",
-            dependencies: ["KeelProtocol", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "KeelProtocol", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

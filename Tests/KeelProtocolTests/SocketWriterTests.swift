@@ -1,9 +1,11 @@
 // SocketWriter (Wire/SocketWriter.swift), the direct socket writes of client and daemon, on a
 // socket pair: its descriptor outlives the one it copied, a full socket takes part of a write
-// and says how much, and a closed peer makes it take nothing (no SIGPIPE, no block).
+// and says how much, and a closed peer makes it take nothing (no SIGPIPE, no block). OutputWire,
+// the one-writer-at-a-time rule over it, on its own.
 
 import Glibc
 import NIOCore
+import NIOEmbedded
 import Testing
 
 import KeelProtocol
@@ -68,5 +70,52 @@ struct SocketWriterTests {
         close(b)
         let line = Array("t OK\n".utf8)
         #expect(line.withUnsafeBytes { writer.send($0) } == 0)
+    }
+
+    @Test("OutputWire: one writer at a time; what a direct send left goes to NIO, and nothing is taken until NIO has written it")
+    func wireTurns() throws {
+        let (a, b) = try Self.pair()
+        defer { close(a); close(b) }
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        let writer = try #require(SocketWriter(duplicating: a))
+        var wire = OutputWire(socket: writer)
+        #expect(wire.take(channel: channel) == nil, "nothing queued")
+        wire.outgoing.writeString("first\n")
+        guard case .direct(var first, _)? = wire.take(channel: channel) else {
+            Issue.record("queued bytes with a socket are a direct send")
+            return
+        }
+        #expect(String(buffer: first) == "first\n" && wire.outgoing.readableBytes == 0)
+        // A second writer finds the wire busy and leaves its bytes queued.
+        wire.outgoing.writeString("second\n")
+        #expect(wire.take(channel: channel) == nil && !wire.isIdle)
+        // The send took two bytes: the rest is NIO's, in order, before anything queued.
+        first.moveReaderIndex(forwardBy: 2)
+        guard case .nio(let rest, _)? = wire.sent(leaving: first, channel: channel) else {
+            Issue.record("what the socket did not take goes to NIO")
+            return
+        }
+        #expect(String(buffer: rest) == "rst\n")
+        #expect(wire.take(channel: channel) == nil, "no direct send overtakes bytes NIO holds")
+        #expect(String(buffer: wire.outgoing) == "second\n")
+        wire.nioWritten()
+        guard case .direct(let second, _)? = wire.take(channel: channel) else {
+            Issue.record("after NIO wrote, the queued bytes are a direct send")
+            return
+        }
+        #expect(String(buffer: second) == "second\n")
+        var all = second
+        all.moveReaderIndex(forwardBy: all.readableBytes)
+        #expect(wire.sent(leaving: all, channel: channel) == nil && wire.isIdle)
+        // Without a socket (the connection ended) every write is NIO's.
+        wire.socket = nil
+        wire.outgoing.writeString("third\n")
+        guard case .nio(let third, _)? = wire.take(channel: channel) else {
+            Issue.record("without a socket, queued bytes go to NIO")
+            return
+        }
+        #expect(String(buffer: third) == "third\n")
+        #expect(wire.take(channel: nil) == nil)
     }
 }
