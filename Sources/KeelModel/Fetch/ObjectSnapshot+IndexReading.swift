@@ -78,12 +78,16 @@ extension ObjectSnapshot: IndexReading {
         }
     }
 
-    /// Counts entries in one engine read with one cursor walking the leaves, looking at each key
-    /// in place (no key copied, no ID list built); stops at `cap`.
+    /// Counts entries in one engine read with one cursor; stops at `cap`. When `family` holds
+    /// every entity that can have keys in the index (the declaring entity's whole family), no key
+    /// needs its entity looked at: each leaf's keys in a range are counted by a binary search for
+    /// the range's upper bound (`Cursor.countEntries`). Otherwise the cursor walks the leaves,
+    /// looking at each key in place (no key copied, no ID list built).
     public func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int {
         try checkEntity(index.declaredIn)
         guard cap > 0 else { return 0 }
-        let counts = Self.familyMask(family)
+        let everyKey = model.entities[index.declaredIn.index].familySet.isSubset(of: family)
+        let counts = everyKey ? [] : Self.familyMask(family)
         let unique = index.isUnique
         return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
             let tree = try self.tree(txn, TreeLayout.index(index))
@@ -91,6 +95,14 @@ extension ObjectSnapshot: IndexReading {
             return try engine { () throws(StorageError) -> Int in
                 var cursor = try tree.cursor()
                 var n = 0
+                if everyKey {
+                    for range in ranges {
+                        guard try cursor.seek(to: range.lower) else { continue }
+                        n += try cursor.countEntries(below: range.upper, limit: cap - n)
+                        if n >= cap { return n }
+                    }
+                    return n
+                }
                 // 1: counted, 0: not of the family.
                 func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
                     guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }

@@ -40,3 +40,39 @@ extension BTreeCursor {
         }
     }
 }
+
+// Counting without looking at every key: from the cursor's position, each leaf's entries below
+// the bound are counted by a binary search in that leaf (O(log n) per leaf, not per entry), the
+// leaves reached as `next()` reaches them. In a write transaction it counts entry by entry.
+
+extension BTreeCursor {
+    /// Counts the entries from the current one on whose keys are below `upper` (nil: to the
+    /// end), stopping at `limit`: the result is min(that count, `limit`). Afterwards the cursor
+    /// stands on the first entry not counted (the first key ≥ `upper`, or the entry after the
+    /// `limit`-th counted), invalid when there is none. 0 on an invalid cursor.
+    public mutating func countEntries(below upper: UnsafeRawBufferPointer?, limit: Int) throws(StorageError) -> Int {
+        var n = 0
+        if tracksChanges {
+            while isValid, n < limit {
+                if let upper, try withKey({ Node.compare($0, upper) >= 0 }) { return n }
+                n += 1
+                try next()
+            }
+            return n
+        }
+        while isValid, n < limit, let leaf {
+            // Entries index..<end of this leaf are below the bound.
+            var end = leaf.count
+            if let upper { end = try leaf.leafSearch(upper, from: index).index }
+            let take = min(end - index, limit - n)
+            n += take
+            if index + take < leaf.count {
+                if take > 0 { try land(at: index + take) }
+                return n
+            }
+            index = leaf.count - 1
+            try nextLeaf()
+        }
+        return n
+    }
+}

@@ -203,6 +203,21 @@ public struct Cursor {
         if read != nil { try read?.walk(body) } else { try write?.walk(body) }
     }
 
+    /// Counts the entries from the current one on with keys below `upper` (nil: to the end), at
+    /// most `limit`; the cursor then stands on the first entry not counted (invalid when none).
+    /// In a read transaction each leaf is counted by a binary search for `upper`, not entry by
+    /// entry (BTreeCursor+Walk.swift).
+    public mutating func countEntries(below upper: [UInt8]?, limit: Int = .max) throws(StorageError) -> Int {
+        guard let upper else {
+            if read != nil { return try read?.countEntries(below: nil, limit: limit) ?? 0 }
+            return try write?.countEntries(below: nil, limit: limit) ?? 0
+        }
+        return try upper.withBytes { (u) throws(StorageError) -> Int in
+            if read != nil { return try read?.countEntries(below: u, limit: limit) ?? 0 }
+            return try write?.countEntries(below: u, limit: limit) ?? 0
+        }
+    }
+
     /// Moves to the previous entry; false (and invalid) before the first.
     @discardableResult
     public mutating func previous() throws(StorageError) -> Bool {

@@ -3,6 +3,7 @@
 // same with an index (pending rows merged with the index stream, in sort order) and without.
 
 import Foundation
+import KeelStorage
 import Testing
 
 @testable import KeelModel
@@ -208,5 +209,74 @@ struct FetchPlanTests {
         }
         #expect(access.index.name == "Person.name" && plan.orderedByAccess && plan.estimatedRows == 2)
         #expect(try c.names(request) == ["Alice", "Chloé"])
+    }
+
+    @Test("an index count equals the count of the IDs the index names, for every index, family, range set and cap (leaf counting when the family holds the whole index)")
+    func indexCounts() throws {
+        var (rng, seed) = SeededGenerator.fromEnvironment("FetchPlanTests.indexCounts")
+        let fixture = try FetchFixture(employees: 1500, students: 300, seed: seed)
+        let model = fixture.model
+        let snapshot = try fixture.store.store.snapshot()
+        var indexes: [String: Index] = [:]
+        for entity in model.entities { for index in entity.indexes + entity.uniqueConstraints { indexes[index.name] = index } }
+        #expect(indexes["Employee.department,salary"] != nil && indexes["Person.name"] != nil && indexes["Company.name"] != nil)
+        var leafCounted = 0
+        for index in indexes.values.sorted(by: { $0.name < $1.name }) {
+            let declared = model.entities[index.declaredIn.index]
+            // Every key of the tree, to draw bounds from: keys themselves, their prefixes, keys
+            // with a byte more (between two keys), and bounds below and beyond every key.
+            let keys = try snapshot.read(store: snapshot.layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> [[UInt8]] in
+                guard let tree = try snapshot.tree(txn, TreeLayout.index(index)) else { return [] }
+                return try engine { () throws(StorageError) -> [[UInt8]] in
+                    var cursor = try tree.cursor()
+                    var out: [[UInt8]] = []
+                    guard try cursor.seekFirst() else { return out }
+                    try cursor.walk { k, _ in
+                        out.append([UInt8](k))
+                        return true
+                    }
+                    return out
+                }
+            }
+            // The fixture fills Person, Employee, Student, Department and Company (not Book).
+            #expect(!keys.isEmpty || !["Person", "Employee", "Department", "Company"].contains(declared.name), "\(index.name)")
+            func bound() -> [UInt8] {
+                guard let key = keys.randomElement(using: &rng) else { return [] }
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 0: return Array(key.prefix(Int.random(in: 0...key.count, using: &rng)))
+                case 1: return key + [0]
+                case 2: return Bool.random(using: &rng) ? [] : [0xFF, 0xFF]
+                default: return key
+                }
+            }
+            // Families: the declaring entity's (every key counted: leaf counting), a larger one,
+            // and each entity's own family and itself alone inside the hierarchy (keys classified).
+            var families: [Set<EntityID>] = [declared.familySet, declared.familySet.union(model.entities.map(\.id))]
+            for e in declared.family { families += [model.entities[e.index].familySet, [e]] }
+            for family in families {
+                if declared.familySet.isSubset(of: family) { leafCounted += 1 }
+                for round in 0..<40 {
+                    var ranges: [KeyRange] = []
+                    if round == 0 {
+                        ranges = [KeyRange(lower: [], upper: nil)]
+                    } else {
+                        var cuts = (0..<(2 * Int.random(in: 1...3, using: &rng))).map { _ in bound() }
+                        cuts.sort { $0.lexicographicallyPrecedes($1) }
+                        for i in stride(from: 0, to: cuts.count, by: 2) {
+                            ranges.append(KeyRange(lower: cuts[i], upper: Int.random(in: 0..<6, using: &rng) == 0 && i == cuts.count - 2 ? nil : cuts[i + 1]))
+                        }
+                    }
+                    let cap = Int.random(in: 0..<3, using: &rng) == 0 ? Int.random(in: 1...50, using: &rng) : Int.max
+                    var expected = 0
+                    try snapshot.indexIDs(index, ranges: ranges, family: family) { _ in
+                        expected += 1
+                        return expected < cap
+                    }
+                    let counted = try snapshot.indexCount(index, ranges: ranges, family: family, cap: cap)
+                    #expect(counted == expected, "seed \(seed): \(index.name), family \(family.map(\.index).sorted()), ranges \(ranges), cap \(cap)")
+                }
+            }
+        }
+        #expect(leafCounted >= 2 * indexes.count)
     }
 }

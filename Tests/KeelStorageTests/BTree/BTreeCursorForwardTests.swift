@@ -176,4 +176,109 @@ struct BTreeCursorForwardTests {
         sink.commit()
         expectSound([tree], in: sink)
     }
+
+    /// The keys that start a leaf (where `next()` lands on index 0), in order.
+    func leafStarts<S: PageSource>(_ tree: BTree, _ source: S) throws -> [Int] {
+        var cursor = tree.cursor(in: source)
+        var starts: [Int] = []
+        var valid = try cursor.seekFirst()
+        while valid {
+            if cursor.index == 0 { starts.append(Int(try cursor.withKey { $0.loadUnaligned(as: UInt64.self).bigEndian })) }
+            valid = try cursor.next()
+        }
+        return starts
+    }
+
+    /// What `countEntries` must give: entries from `start` below `upper`, at most `limit`, counted
+    /// one `next()` at a time, and the key of the first entry not counted (nil: none).
+    func steppedCount<S: PageSource>(_ tree: BTree, _ source: S, from start: Int, below upper: Int?, limit: Int) throws -> (Int, [UInt8]?) {
+        var cursor = tree.cursor(in: source)
+        var n = 0
+        var valid = try cursor.seek(to: numericKey(start))
+        while valid, n < limit {
+            if let upper, try cursor.key.lexicographicallyPrecedes(numericKey(upper)) == false { break }
+            n += 1
+            valid = try cursor.next()
+        }
+        return (n, valid ? try cursor.key : nil)
+    }
+
+    /// `countEntries` from `start`, and where the cursor stands afterwards.
+    func counted<S: PageSource>(_ cursor: BTreeCursor<S>, from start: Int, below upper: Int?, limit: Int) throws -> (Int, [UInt8]?) {
+        var cursor = cursor
+        try cursor.seek(to: numericKey(start))
+        let n: Int
+        if let upper {
+            n = try numericKey(upper).withUnsafeBytes { u in try cursor.countEntries(below: u, limit: limit) }
+        } else {
+            n = try cursor.countEntries(below: nil, limit: limit)
+        }
+        return (n, try position(&cursor))
+    }
+
+    @Test(
+        "counting below a bound leaf by leaf gives what counting entry by entry gives (random trees and bounds)",
+        arguments: [(0, 40, 4096), (1, 40, 4096), (300, 40, 4096), (5000, 40, 1024), (3000, 8, 1024), (700, 3000, 4096)])
+    func countDifferential(count: Int, valueSize: Int, pageSize: Int) throws {
+        let (tree, sink) = try tree(count, valueSize: valueSize, pageSize: pageSize)
+        let snapshot = sink.snapshot()
+        let seed = SeededRandom.seedFromEnvironment()
+        print("countEntries differential, \(count) keys: seed \(seed) (replay with KEEL_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let edges = try leafStarts(tree, snapshot)
+        #expect(count < 300 || edges.count > 2)
+        let top = 3 * count + 10
+        // Keys at a leaf's edges (its first key, one below it, the key before it), random keys,
+        // keys before the first and beyond the last.
+        func pick() -> Int {
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0 where !edges.isEmpty: return max(0, edges.randomElement(using: &rng)! + Int.random(in: -3...1, using: &rng))
+            case 1: return [0, top, 3 * count, max(0, 3 * count - 3)].randomElement(using: &rng)!
+            default: return Int.random(in: 0...top, using: &rng)
+            }
+        }
+        for round in 0..<400 {
+            let start = pick()
+            // Upper bounds below, at and above the start (empty ranges included), or none.
+            let upper: Int? = Int.random(in: 0..<8, using: &rng) == 0 ? nil : (Bool.random(using: &rng) ? pick() : max(0, start + Int.random(in: -2...700, using: &rng)))
+            let limit = Int.random(in: 0..<4, using: &rng) == 0 ? Int.random(in: 0...400, using: &rng) : Int.max
+            let (expected, next) = try steppedCount(tree, snapshot, from: start, below: upper, limit: limit)
+            for source in [0, 1] {
+                let context = "round \(round): from \(start) below \(upper.map(String.init) ?? "the end"), limit \(limit), \(source == 0 ? "read" : "write")"
+                let (n, after) = source == 0
+                    ? try counted(tree.cursor(in: snapshot), from: start, below: upper, limit: limit)
+                    : try counted(tree.cursor(in: sink), from: start, below: upper, limit: limit)
+                #expect(n == expected, "\(context)")
+                #expect(after == next, "\(context)")
+            }
+        }
+    }
+
+    @Test("through the store's Cursor: counts in a read and in a write transaction, and moves on afterwards")
+    func storeCount() throws {
+        let store = try openTestStore(InMemoryFileSystem())
+        defer { try? store.close() }
+        try store.write { txn in
+            let tree = try txn.createTree("t")
+            for i in 0..<3000 { try tree.put(key: numericKey(2 * i), value: testValue(i, count: 30)) }
+            var cursor = try tree.cursor()
+            #expect(try cursor.seek(to: numericKey(1000)))
+            #expect(try cursor.countEntries(below: numericKey(2001)) == 501)
+            #expect(try cursor.key == numericKey(2002))
+        }
+        try store.read { txn in
+            var cursor = try #require(try txn.tree("t")).cursor()
+            #expect(try cursor.seek(to: numericKey(1)))
+            #expect(try cursor.countEntries(below: numericKey(5001)) == 2500)
+            #expect(try cursor.key == numericKey(5002))
+            #expect(try cursor.countEntries(below: numericKey(5002)) == 0)
+            #expect(try cursor.countEntries(below: nil, limit: 10) == 10)
+            #expect(try cursor.key == numericKey(5022))
+            #expect(try cursor.next())
+            #expect(try cursor.key == numericKey(5024))
+            #expect(try cursor.countEntries(below: nil) == 488)
+            #expect(cursor.isValid == false)
+            #expect(try cursor.countEntries(below: nil) == 0)
+        }
+    }
 }
