@@ -44,16 +44,19 @@ extension ObjectSnapshot: IndexReading {
                 let ids = try Self.indexChunk(tree, index, ranges, reverse: reverse, family: family, &position, size: size)
                 size = min(size * 4, Self.indexChunkSize)
                 if ids.isEmpty { return [] }  // nothing to look up: no object tree, no cursor
-                // The rows in key order with one forward-seeking cursor, handed on in index order.
-                var lookup = try TreeReading.RowLookup(try self.tree(txn, objectTree))
-                var found = [StoredObject?](repeating: nil, count: ids.count)
-                for i in Self.keyOrder(ids) {
-                    guard let row = try lookup.row(ids[i], fieldCount: layout.fieldCounts[ids[i].entity.index]) else {
+                // The rows looked up in key order (their leaves prefetched a few at a time),
+                // handed on in index order.
+                let found = try TreeReading.rows(
+                    try self.tree(txn, objectTree), ids, order: Self.keyOrder(ids), fieldCount: { layout.fieldCounts[$0.entity.index] })
+                var rows: [StoredObject] = []
+                rows.reserveCapacity(ids.count)
+                for (i, row) in found.enumerated() {
+                    guard let row else {
                         throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(ids[i].text(in: model)), which has no row")
                     }
-                    found[i] = row
+                    rows.append(row)
                 }
-                return found.compactMap { $0 }
+                return rows
             }
             for row in rows { guard try body(row) else { return } }
         }

@@ -73,6 +73,40 @@ enum TreeReading {
         }
     }
 
+    /// The rows of many objects at once: `ids` looked up in `order` (ascending key order, as
+    /// `ObjectSnapshot.keyOrder` gives), with their leaves' cache misses overlapped
+    /// (`Cursor.lookUpEach`). The result is indexed like `ids`; nil where an object has no row.
+    static func rows(
+        _ tree: Tree?, _ ids: [ObjectID], order: [Int], fieldCount: (ObjectID) -> Int
+    ) throws(KeelError) -> [StoredObject?] {
+        var found = [StoredObject?](repeating: nil, count: ids.count)
+        guard let tree, !ids.isEmpty else { return found }
+        let size = KeyEncoding.objectKeySize
+        var keys: [UInt8] = []
+        keys.reserveCapacity(order.count * size)
+        for i in order { KeyEncoding.appendObjectKey(ids[i], to: &keys) }
+        var failure: KeelError?
+        try engine { () throws(StorageError) in
+            var cursor = try tree.cursor()
+            let done: Result<Void, StorageError> = keys.withUnsafeBytes { all in
+                Result { () throws(StorageError) in
+                    try cursor.lookUpEach(order.count, key: { UnsafeRawBufferPointer(rebasing: all[($0 * size)..<(($0 + 1) * size)]) }) { j, value in
+                        guard failure == nil else { return }
+                        let i = order[j]
+                        do throws(KeelError) {
+                            found[i] = try RowCodec.decode(value, id: ids[i], fieldCount: fieldCount(ids[i]))
+                        } catch {
+                            failure = error
+                        }
+                    }
+                }
+            }
+            try done.get()
+        }
+        if let failure { throw failure }
+        return found
+    }
+
     /// The members of `id` in a link tree: `link/` keys are source·destination, `olink/` keys
     /// source·position with the destination as value (so members come in position order).
     static func members(_ tree: Tree?, _ id: ObjectID, ordered: Bool) throws(KeelError) -> [ObjectID] {

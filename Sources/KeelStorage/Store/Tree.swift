@@ -203,6 +203,17 @@ public struct Cursor {
         if read != nil { try read?.walk(body) } else { try write?.walk(body) }
     }
 
+    /// For each of `count` keys in ascending order (`key(i)`), calls `body(i, value)` when the
+    /// tree holds exactly that key. In a read transaction the leaves of a few keys are found and
+    /// prefetched before any is searched, so their cache misses overlap (BTreeCursor+Batch.swift).
+    /// The cursor stands nowhere afterwards.
+    public mutating func lookUpEach(
+        _ count: Int, key: (Int) -> UnsafeRawBufferPointer,
+        _ body: (_ index: Int, _ value: UnsafeRawBufferPointer) throws(StorageError) -> Void
+    ) throws(StorageError) {
+        if read != nil { try read?.lookUpEach(count, key: key, body) } else { try write?.lookUpEach(count, key: key, body) }
+    }
+
     /// Counts the entries from the current one on with keys below `upper` (nil: to the end), at
     /// most `limit`; the cursor then stands on the first entry not counted (invalid when none).
     /// In a read transaction each leaf is counted by a binary search for `upper`, not entry by

@@ -279,4 +279,36 @@ struct FetchPlanTests {
         }
         #expect(leafCounted >= 2 * indexes.count)
     }
+
+    @Test("rows looked up a window at a time (TreeReading.rows) are the rows read one by one, for random ID sets with repeats and missing objects")
+    func rowsInWindows() throws {
+        var (rng, seed) = SeededGenerator.fromEnvironment("FetchPlanTests.rowsInWindows")
+        let fixture = try FetchFixture(employees: 1500, students: 300, seed: seed)
+        let model = fixture.model
+        let snapshot = try fixture.store.store.snapshot()
+        let employee = try #require(model.entity(named: "Employee")?.id)
+        let everyone = fixture.employees + fixture.students
+        for round in 0..<40 {
+            var ids = (0..<Int.random(in: 0...(round < 2 ? round : 400), using: &rng)).map { _ in everyone.randomElement(using: &rng)! }
+            // Objects that were never saved (numbers past the last) have no row.
+            if round % 3 == 0 { ids.append(ObjectID(entity: employee, number: 1 << 40 | UInt64(round))) }
+            ids.shuffle(using: &rng)
+            let store = snapshot.layout.storeOf[employee.index]
+            let tree = snapshot.layout.objects[employee.index]
+            let (batched, single) = try snapshot.read(store: store) { (txn) throws(KeelError) -> ([StoredObject?], [StoredObject?]) in
+                let t = try snapshot.tree(txn, tree)
+                let batched = try TreeReading.rows(t, ids, order: ObjectSnapshot.keyOrder(ids), fieldCount: { snapshot.layout.fieldCounts[$0.entity.index] })
+                var key: [UInt8] = []
+                let single = try ids.map { (id) throws(KeelError) -> StoredObject? in
+                    try TreeReading.row(t, id, fieldCount: snapshot.layout.fieldCounts[id.entity.index], key: &key)
+                }
+                return (batched, single)
+            }
+            #expect(batched.count == ids.count, "seed \(seed), round \(round)")
+            for (i, (a, b)) in zip(batched, single).enumerated() {
+                #expect(a == b, "seed \(seed), round \(round), \(ids[i].text(in: model))")
+            }
+            #expect(batched.filter { $0 == nil }.count == (round % 3 == 0 ? 1 : 0), "seed \(seed), round \(round)")
+        }
+    }
 }

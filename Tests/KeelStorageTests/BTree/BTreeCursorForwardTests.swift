@@ -281,4 +281,92 @@ struct BTreeCursorForwardTests {
             #expect(try cursor.countEntries(below: nil) == 0)
         }
     }
+
+    /// `lookUpEach` over `targets` (ascending): the index and value of each key found.
+    func lookedUp<S: PageSource>(_ cursor: BTreeCursor<S>, _ targets: [Int]) throws -> [(Int, [UInt8])] {
+        var cursor = cursor
+        let keys = targets.flatMap(numericKey)  // 8 bytes each
+        var out: [(Int, [UInt8])] = []
+        try keys.withUnsafeBytes { all in
+            try cursor.lookUpEach(targets.count, key: { UnsafeRawBufferPointer(rebasing: all[(8 * $0)..<(8 * $0 + 8)]) }) { i, value in
+                out.append((i, [UInt8](value)))
+            }
+        }
+        #expect(cursor.isValid == false)
+        return out
+    }
+
+    @Test(
+        "looking up ascending keys a window at a time finds what a seek from the root finds (differential)",
+        arguments: [(0, 40, 4096), (1, 40, 4096), (300, 40, 4096), (5000, 40, 1024), (20000, 8, 1024), (600, 3000, 4096)])
+    func lookUpEachDifferential(count: Int, valueSize: Int, pageSize: Int) throws {
+        let (tree, sink) = try tree(count, valueSize: valueSize, pageSize: pageSize)
+        let snapshot = sink.snapshot()
+        let seed = SeededRandom.seedFromEnvironment()
+        print("lookUpEach differential, \(count) keys: seed \(seed) (replay with KEEL_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        for round in 0..<30 {
+            // Present keys (multiples of 3) and absent ones, repeats, runs inside one leaf, far
+            // jumps, keys beyond the last; from none to a few hundred (several windows).
+            var targets: [Int] = []
+            var at = Int.random(in: 0...max(0, 3 * count / 2), using: &rng)
+            for _ in 0..<Int.random(in: 0...(round < 3 ? round : 300), using: &rng) {
+                targets.append(at)
+                switch Int.random(in: 0..<8, using: &rng) {
+                case 0: at += 0
+                case 1...4: at += Int.random(in: 1...9, using: &rng)
+                case 5, 6: at += Int.random(in: 1...900, using: &rng)
+                default: at += Int.random(in: 1...(3 * count + 10), using: &rng)
+                }
+            }
+            var expected: [(Int, [UInt8])] = []
+            for (i, target) in targets.enumerated() {
+                var reference = tree.cursor(in: snapshot)
+                guard try reference.seek(to: numericKey(target)), try reference.key == numericKey(target) else { continue }
+                expected.append((i, try reference.value()))
+            }
+            for (name, got) in [("read", try lookedUp(tree.cursor(in: snapshot), targets)), ("write", try lookedUp(tree.cursor(in: sink), targets))] {
+                #expect(got.map(\.0) == expected.map(\.0), "round \(round), \(name): \(targets.count) targets")
+                #expect(got.map(\.1) == expected.map(\.1), "round \(round), \(name)")
+            }
+            if count > 0, !targets.isEmpty {
+                #expect(expected.count == targets.filter { $0 % 3 == 0 && $0 < 3 * count }.count, "round \(round)")
+            }
+        }
+    }
+
+    @Test("through the store's Cursor: look-ups in a read and in a write transaction")
+    func storeLookUpEach() throws {
+        let store = try openTestStore(InMemoryFileSystem())
+        defer { try? store.close() }
+        try store.write { txn in
+            let tree = try txn.createTree("t")
+            for i in 0..<3000 { try tree.put(key: numericKey(2 * i), value: numericKey(i)) }
+        }
+        let targets = Array(stride(from: 1, to: 6_100, by: 3))  // every other one is even, the last ones beyond the tree
+        let keys = targets.flatMap(numericKey)
+        let expected = targets.enumerated().filter { $0.element % 2 == 0 && $0.element < 6000 }.map { ($0.offset, $0.element / 2) }
+        func run(_ cursor: inout Cursor) throws -> [(Int, Int)] {
+            var out: [(Int, Int)] = []
+            try keys.withUnsafeBytes { all in
+                try cursor.lookUpEach(targets.count, key: { UnsafeRawBufferPointer(rebasing: all[(8 * $0)..<(8 * $0 + 8)]) }) { i, value in
+                    out.append((i, Int(value.loadUnaligned(as: UInt64.self).bigEndian)))
+                }
+            }
+            return out
+        }
+        try store.read { txn in
+            var cursor = try #require(try txn.tree("t")).cursor()
+            let got = try run(&cursor)
+            #expect(got.map(\.0) == expected.map(\.0) && got.map(\.1) == expected.map(\.1))
+        }
+        try store.write { txn in
+            let tree = try #require(try txn.tree("t"))
+            try tree.delete(key: numericKey(4))
+            var cursor = try tree.cursor()
+            let got = try run(&cursor)
+            let without4 = expected.filter { $0.1 != 2 }
+            #expect(got.map(\.0) == without4.map(\.0) && got.map(\.1) == without4.map(\.1))
+        }
+    }
 }

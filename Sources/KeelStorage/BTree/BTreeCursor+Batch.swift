@@ -1,0 +1,86 @@
+// Looking up many keys in ascending order with their leaves' cache misses overlapped: the
+// cursor finds the leaves of a few keys first (moving forward from where it stands, as
+// `seekForward` does), asks the CPU to prefetch each leaf, and only then searches them. A leaf
+// search on memory not in the CPU's caches is a chain of dependent misses (header, slots, the
+// keys probed); for independent keys those chains can run at the same time.
+//
+// Read transactions only (a write transaction's tree may change under the cursor: there each
+// key is a plain `seekForward`).
+
+import CKeelSupport
+
+extension BTreeCursor {
+    /// How many keys' leaves are found before the first is searched.
+    static var batchWindow: Int { 8 }
+
+    /// For each of `count` keys in ascending order (`key(i)`, each ≥ the one before), calls
+    /// `body(i, value)` when the tree holds exactly that key (the value in page memory, or an
+    /// overflow value in a temporary buffer, valid only inside `body`). Afterwards the cursor
+    /// stands nowhere (invalid).
+    public mutating func lookUpEach(
+        _ count: Int, key: (Int) -> UnsafeRawBufferPointer,
+        _ body: (_ index: Int, _ value: UnsafeRawBufferPointer) throws(StorageError) -> Void
+    ) throws(StorageError) {
+        if tracksChanges {
+            for i in 0..<count {
+                let k = key(i)
+                guard try seekForward(to: k) else { continue }
+                try withEntry { found, value throws(StorageError) in
+                    if Node.compare(found, k) == 0 { try body(i, value) }
+                }
+            }
+            invalidate()
+            return
+        }
+        invalidate()
+        var leaves: [Node] = []
+        leaves.reserveCapacity(Self.batchWindow)
+        var start = 0
+        while start < count {
+            let end = min(start + Self.batchWindow, count)
+            leaves.removeAll(keepingCapacity: true)
+            for i in start..<end {
+                let leaf = try leafForward(to: key(i))
+                keel_prefetch(leaf.base, leaf.pageSize)
+                leaves.append(leaf)
+            }
+            for i in start..<end {
+                let leaf = leaves[i - start]
+                let k = key(i)
+                let (position, exact) = try leaf.leafSearch(k)
+                guard exact else { continue }
+                let entry = try leaf.leafEntry(at: position)
+                try Self.withEntry(entry, of: leaf, in: source) { _, value throws(StorageError) in try body(i, value) }
+            }
+            start = end
+        }
+        invalidate()
+    }
+
+    /// The leaf that holds `key` (where a seek would search), found from the leaf the cursor's
+    /// path leads to when `key` is at or after the keys before that leaf (ascending lookups):
+    /// the path is kept above the deepest branch whose child fences `key` in from above.
+    mutating func leafForward(to key: UnsafeRawBufferPointer) throws(StorageError) -> Node {
+        if let leaf {
+            var level = frames.count - 1
+            while level >= 0 {
+                let frame = frames[level]
+                if frame.position < frame.node.count {
+                    let (start, length) = try frame.node.branchKey(at: frame.position)
+                    if Node.compare(key, frame.node.base + start, length) < 0 { break }
+                }
+                level -= 1
+            }
+            if level == frames.count - 1 { return leaf }
+            // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`.
+            let branch = frames[level + 1].node
+            frames.removeSubrange((level + 1)...)
+            self.leaf = nil
+            try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }
+        } else {
+            try descend(to: key)
+        }
+        guard let leaf else { preconditionFailure("a descent ends in a leaf") }
+        return leaf
+    }
+}
