@@ -13,10 +13,10 @@ extension BTreeCursor {
     /// How many keys' leaves are found before the first is searched.
     static var batchWindow: Int { 8 }
 
-    /// For each of `count` keys in ascending order (`key(i)`, each ≥ the one before), calls
-    /// `body(i, value)` when the tree holds exactly that key (the value in page memory, or an
-    /// overflow value in a temporary buffer, valid only inside `body`). Afterwards the cursor
-    /// stands nowhere (invalid).
+    /// For each of `count` keys (`key(i)`; ascending order, each ≥ the one before, is the fast
+    /// case), calls `body(i, value)` in order of `i` when the tree holds exactly that key (the
+    /// value in page memory, or an overflow value in a temporary buffer, valid only inside
+    /// `body`). Afterwards the cursor stands nowhere (invalid).
     public mutating func lookUpEach(
         _ count: Int, key: (Int) -> UnsafeRawBufferPointer,
         _ body: (_ index: Int, _ value: UnsafeRawBufferPointer) throws(StorageError) -> Void
@@ -40,6 +40,9 @@ extension BTreeCursor {
             let end = min(start + Self.batchWindow, count)
             leaves.removeAll(keepingCapacity: true)
             for i in start..<end {
+                // A key below the one before (a caller's mistake) starts from the root again, so
+                // any order gives the same answers (ascending order gives them fastest).
+                if i > 0, Node.compare(key(i), key(i - 1)) < 0 { invalidate() }
                 let leaf = try leafForward(to: key(i))
                 keel_prefetch(leaf.base, leaf.pageSize)
                 leaves.append(leaf)

@@ -319,6 +319,8 @@ struct BTreeCursorForwardTests {
                 default: at += Int.random(in: 1...(3 * count + 10), using: &rng)
                 }
             }
+            // Some rounds out of order: slower, the same answers.
+            if round % 5 == 4 { targets.shuffle(using: &rng) }
             var expected: [(Int, [UInt8])] = []
             for (i, target) in targets.enumerated() {
                 var reference = tree.cursor(in: snapshot)
@@ -329,7 +331,7 @@ struct BTreeCursorForwardTests {
                 #expect(got.map(\.0) == expected.map(\.0), "round \(round), \(name): \(targets.count) targets")
                 #expect(got.map(\.1) == expected.map(\.1), "round \(round), \(name)")
             }
-            if count > 0, !targets.isEmpty {
+            if count > 0 {
                 #expect(expected.count == targets.filter { $0 % 3 == 0 && $0 < 3 * count }.count, "round \(round)")
             }
         }
