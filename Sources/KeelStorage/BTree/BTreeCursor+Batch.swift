@@ -61,25 +61,11 @@ extension BTreeCursor {
     }
 
     /// The leaf that holds `key` (where a seek would search), found from the leaf the cursor's
-    /// path leads to when `key` is at or after the keys before that leaf (ascending lookups):
-    /// the path is kept above the deepest branch whose child fences `key` in from above.
+    /// path leads to when `key` is at or after the keys before that leaf (ascending lookups;
+    /// `moveForwardToLeaf`), else from the root.
     mutating func leafForward(to key: UnsafeRawBufferPointer) throws(StorageError) -> Node {
-        if let leaf {
-            var level = frames.count - 1
-            while level >= 0 {
-                let frame = frames[level]
-                if frame.position < frame.node.count {
-                    let (start, length) = try frame.node.branchKey(at: frame.position)
-                    if Node.compare(key, frame.node.base + start, length) < 0 { break }
-                }
-                level -= 1
-            }
-            if level == frames.count - 1 { return leaf }
-            // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`.
-            let branch = frames[level + 1].node
-            frames.removeSubrange((level + 1)...)
-            self.leaf = nil
-            try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }
+        if leaf != nil {
+            _ = try moveForwardToLeaf(holding: key)
         } else {
             try descend(to: key)
         }

@@ -24,7 +24,16 @@ extension BTreeCursor {
         guard isValid, let leaf, !tracksChanges || source.changeCount == seenChangeCount,
             Node.compare(key, leaf.base + entry.keyStart, entry.keyLength) >= 0
         else { return try seek(to: key) }
-        // The deepest frame whose child fences `key` in from above.
+        // Inside the current leaf: at or after the current entry.
+        if try moveForwardToLeaf(holding: key) { return try landInLeaf(key, from: index) }
+        return try landInLeaf(key, from: 0)
+    }
+
+    /// Makes the cursor's path lead to the leaf that holds `key`, a key at or after those before
+    /// the current leaf: keeps the path above the deepest frame whose child fences `key` in from
+    /// above and descends again below it. True when that is the current leaf (nothing moved);
+    /// otherwise the cursor stands on no entry of its new leaf yet.
+    mutating func moveForwardToLeaf(holding key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
         var level = frames.count - 1
         while level >= 0 {
             let frame = frames[level]
@@ -34,17 +43,14 @@ extension BTreeCursor {
             }
             level -= 1
         }
-        if level == frames.count - 1 {
-            // Inside the current leaf, at or after the current entry.
-            return try landInLeaf(key, from: index)
-        }
+        if level == frames.count - 1 { return true }
         // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`.
         let branch = frames[level + 1].node
         frames.removeSubrange((level + 1)...)
         self.leaf = nil
         isValid = false
         try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }
-        return try landInLeaf(key, from: 0)
+        return false
     }
 
     @discardableResult

@@ -211,12 +211,18 @@ struct FetchPlanTests {
         #expect(try c.names(request) == ["Alice", "Chloé"])
     }
 
+    /// A seeded fixture of 1,800 objects (enough for index and object trees of several leaves)
+    /// and a snapshot of its store.
+    func seededSnapshot(_ name: String) throws -> (SeededGenerator, UInt64, FetchFixture, ObjectSnapshot) {
+        let (rng, seed) = SeededGenerator.fromEnvironment(name)
+        let fixture = try FetchFixture(employees: 1500, students: 300, seed: seed)
+        return (rng, seed, fixture, try fixture.store.store.snapshot())
+    }
+
     @Test("an index count equals the count of the IDs the index names, for every index, family, range set and cap (leaf counting when the family holds the whole index)")
     func indexCounts() throws {
-        var (rng, seed) = SeededGenerator.fromEnvironment("FetchPlanTests.indexCounts")
-        let fixture = try FetchFixture(employees: 1500, students: 300, seed: seed)
+        var (rng, seed, fixture, snapshot) = try seededSnapshot("FetchPlanTests.indexCounts")
         let model = fixture.model
-        let snapshot = try fixture.store.store.snapshot()
         var indexes: [String: Index] = [:]
         for entity in model.entities { for index in entity.indexes + entity.uniqueConstraints { indexes[index.name] = index } }
         #expect(indexes["Employee.department,salary"] != nil && indexes["Person.name"] != nil && indexes["Company.name"] != nil)
@@ -282,10 +288,8 @@ struct FetchPlanTests {
 
     @Test("rows looked up a window at a time (TreeReading.rows) are the rows read one by one, for random ID sets with repeats and missing objects")
     func rowsInWindows() throws {
-        var (rng, seed) = SeededGenerator.fromEnvironment("FetchPlanTests.rowsInWindows")
-        let fixture = try FetchFixture(employees: 1500, students: 300, seed: seed)
+        var (rng, seed, fixture, snapshot) = try seededSnapshot("FetchPlanTests.rowsInWindows")
         let model = fixture.model
-        let snapshot = try fixture.store.store.snapshot()
         let employee = try #require(model.entity(named: "Employee")?.id)
         let everyone = fixture.employees + fixture.students
         for round in 0..<40 {

@@ -177,6 +177,14 @@ struct BTreeCursorForwardTests {
         expectSound([tree], in: sink)
     }
 
+    /// A tree as `tree` makes it, a snapshot of it and a seeded generator (the seed printed).
+    func seededTree(_ name: String, _ count: Int, valueSize: Int, pageSize: Int) throws -> (BTree, MemoryPageSink, MemorySnapshot, SeededRandom) {
+        let (tree, sink) = try tree(count, valueSize: valueSize, pageSize: pageSize)
+        let seed = SeededRandom.seedFromEnvironment()
+        print("\(name) differential, \(count) keys: seed \(seed) (replay with KEEL_SEED=\(seed))")
+        return (tree, sink, sink.snapshot(), SeededRandom(seed: seed))
+    }
+
     /// The keys that start a leaf (where `next()` lands on index 0), in order.
     func leafStarts<S: PageSource>(_ tree: BTree, _ source: S) throws -> [Int] {
         var cursor = tree.cursor(in: source)
@@ -220,11 +228,7 @@ struct BTreeCursorForwardTests {
         "counting below a bound leaf by leaf gives what counting entry by entry gives (random trees and bounds)",
         arguments: [(0, 40, 4096), (1, 40, 4096), (300, 40, 4096), (5000, 40, 1024), (3000, 8, 1024), (700, 3000, 4096)])
     func countDifferential(count: Int, valueSize: Int, pageSize: Int) throws {
-        let (tree, sink) = try tree(count, valueSize: valueSize, pageSize: pageSize)
-        let snapshot = sink.snapshot()
-        let seed = SeededRandom.seedFromEnvironment()
-        print("countEntries differential, \(count) keys: seed \(seed) (replay with KEEL_SEED=\(seed))")
-        var rng = SeededRandom(seed: seed)
+        var (tree, sink, snapshot, rng) = try seededTree("countEntries", count, valueSize: valueSize, pageSize: pageSize)
         let edges = try leafStarts(tree, snapshot)
         #expect(count < 300 || edges.count > 2)
         let top = 3 * count + 10
@@ -254,13 +258,22 @@ struct BTreeCursorForwardTests {
         }
     }
 
-    @Test("through the store's Cursor: counts in a read and in a write transaction, and moves on afterwards")
-    func storeCount() throws {
+    /// An in-memory store with a tree "t" of `count` keys 0, 2, 4, … and their values.
+    func storeWithTree(_ count: Int, value: (Int) -> [UInt8]) throws -> Store {
         let store = try openTestStore(InMemoryFileSystem())
-        defer { try? store.close() }
         try store.write { txn in
             let tree = try txn.createTree("t")
-            for i in 0..<3000 { try tree.put(key: numericKey(2 * i), value: testValue(i, count: 30)) }
+            for i in 0..<count { try tree.put(key: numericKey(2 * i), value: value(i)) }
+        }
+        return store
+    }
+
+    @Test("through the store's Cursor: counts in a read and in a write transaction, and moves on afterwards")
+    func storeCount() throws {
+        let store = try storeWithTree(3000) { testValue($0, count: 30) }
+        defer { try? store.close() }
+        try store.write { txn in
+            let tree = try #require(try txn.tree("t"))
             var cursor = try tree.cursor()
             #expect(try cursor.seek(to: numericKey(1000)))
             #expect(try cursor.countEntries(below: numericKey(2001)) == 501)
@@ -300,11 +313,7 @@ struct BTreeCursorForwardTests {
         "looking up ascending keys a window at a time finds what a seek from the root finds (differential)",
         arguments: [(0, 40, 4096), (1, 40, 4096), (300, 40, 4096), (5000, 40, 1024), (20000, 8, 1024), (600, 3000, 4096)])
     func lookUpEachDifferential(count: Int, valueSize: Int, pageSize: Int) throws {
-        let (tree, sink) = try tree(count, valueSize: valueSize, pageSize: pageSize)
-        let snapshot = sink.snapshot()
-        let seed = SeededRandom.seedFromEnvironment()
-        print("lookUpEach differential, \(count) keys: seed \(seed) (replay with KEEL_SEED=\(seed))")
-        var rng = SeededRandom(seed: seed)
+        var (tree, sink, snapshot, rng) = try seededTree("lookUpEach", count, valueSize: valueSize, pageSize: pageSize)
         for round in 0..<30 {
             // Present keys (multiples of 3) and absent ones, repeats, runs inside one leaf, far
             // jumps, keys beyond the last; from none to a few hundred (several windows).
@@ -339,12 +348,8 @@ struct BTreeCursorForwardTests {
 
     @Test("through the store's Cursor: look-ups in a read and in a write transaction")
     func storeLookUpEach() throws {
-        let store = try openTestStore(InMemoryFileSystem())
+        let store = try storeWithTree(3000, value: numericKey)
         defer { try? store.close() }
-        try store.write { txn in
-            let tree = try txn.createTree("t")
-            for i in 0..<3000 { try tree.put(key: numericKey(2 * i), value: numericKey(i)) }
-        }
         let targets = Array(stride(from: 1, to: 6_100, by: 3))  // every other one is even, the last ones beyond the tree
         let keys = targets.flatMap(numericKey)
         let expected = targets.enumerated().filter { $0.element % 2 == 0 && $0.element < 6000 }.map { ($0.offset, $0.element / 2) }
