@@ -17,6 +17,7 @@
 # Needs redis-server (apt-get install redis-server), socat and libsqlite3-dev.
 # Usage: scripts/bench-daemon.sh [SECONDS] [ROUNDS]
 #   SAVES_ONLY=1 runs the durable saves alone, FETCH_ONLY=1 the FETCH streaming alone.
+#   KEELD=PATH runs that keeld binary instead of building one (another build, side by side).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-3}
@@ -28,11 +29,15 @@ trap 'kill $keeld $redis $keeld2 2>/dev/null || true; rm -rf "$work"' EXIT
 cc -O2 -pthread -o "$work/linebench" scripts/linebench.c
 cc -O2 -pthread -o "$work/streambench" scripts/streambench.c
 cc -O2 -pthread -o "$work/sqlitecommit" scripts/sqlitecommit.c -lsqlite3
-swift build -c release --product keeld >/dev/null
+keeld_bin=${KEELD:-}
+if [[ -z $keeld_bin ]]; then
+  swift build -c release --product keeld >/dev/null
+  keeld_bin=.build/release/keeld
+fi
 cat >"$work/keeld.json" <<JSON
 {"socketPath":"$work/k.sock","dataDirectory":"$work/data","modelPath":"config/model.json","logLevel":"warning"}
 JSON
-.build/release/keeld --config "$work/keeld.json" >"$work/ready" 2>"$work/keeld.err" &
+"$keeld_bin" --config "$work/keeld.json" >"$work/ready" 2>"$work/keeld.err" &
 keeld=$!
 redis-server --port 0 --unixsocket "$work/r.sock" --save "" --appendonly no >"$work/redis.log" 2>&1 &
 redis=$!
@@ -56,7 +61,7 @@ if [[ -z "${SAVES_ONLY:-}" ]]; then
   cat >"$work/keeld2.json" <<JSON
 {"socketPath":"$work/k2.sock","dataDirectory":"$work/data2","modelPath":"config/model.json","logLevel":"warning"}
 JSON
-  .build/release/keeld --config "$work/keeld2.json" >"$work/ready2" 2>"$work/keeld2.err" &
+  "$keeld_bin" --config "$work/keeld2.json" >"$work/ready2" 2>"$work/keeld2.err" &
   keeld2=$!
   for _ in $(seq 100); do [[ -s "$work/ready2" ]] && break; sleep 0.1; done
   LC_ALL=C awk 'BEGIN {
