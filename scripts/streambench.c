@@ -118,10 +118,10 @@ int main(int argc, char **argv) {
         mb_s[round] = bytes / total / 1e6;
         growth_mb[round] = rss_before >= 0 ? (status_kb(pid, "VmHWM") - rss_before) / 1024.0 : -1;
         last_rows = rows;
-        printf("  round %d: %ld rows, %.1f MB in %.1f ms, first row %.0f us, RSS growth %.1f MB\n", round + 1, rows,
-               bytes / 1e6, total * 1e3, first_us[round], growth_mb[round]);
+        printf("  round %d: %ld rows, %.1f MB in %.1f ms, first row %.0f us, RSS %.1f MB before, growth %.1f MB\n", round + 1,
+               rows, bytes / 1e6, total * 1e3, first_us[round], rss_before / 1024.0, growth_mb[round]);
     }
-    printf("rows %ld  rows/s %.0f  MB/s %.1f  first row %.0f us  RSS growth %.1f MB  (median of %d rounds)\n", last_rows,
+    printf("  rows %ld  rows/s %.0f  MB/s %.1f  first row %.0f us  RSS growth %.1f MB  (median of %d rounds)\n", last_rows,
            median(rows_s, rounds), median(mb_s, rounds), median(first_us, rounds), median(growth_mb, rounds), rounds);
     close(fd);
     return 0;
