@@ -14,8 +14,9 @@
 // byte, rows/s and MB/s over the whole reply (MB = 10^6 bytes of reply text). With PID (the
 // server's process): before each round the peak RSS is reset (`5` into /proc/PID/clear_refs),
 // and after it the growth is VmHWM after minus VmRSS before: what the server held at once to
-// answer (a stream held whole would grow it by the reply's size). Prints every round, then the
-// median of each figure.
+// answer (a stream held whole would grow it by the reply's size), and the server's CPU time per
+// row (user + system from /proc/PID/stat, in clock ticks: read it over rounds of 0.1 s or more).
+// Prints every round, then the median of each figure.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,21 @@ static int reset_peak(const char *pid) {
     return fclose(f) == 0 && ok;
 }
 
+/// The process's CPU time so far (user + system) in seconds; -1 when it cannot be read.
+static double cpu_seconds(const char *pid) {
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *p = strrchr(text, ')');  // the command name may hold spaces; fields follow its ')'
+    unsigned long utime, stime;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) return -1;
+    return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
 static double median(double *v, int n) {
     qsort(v, n, sizeof(double), compare_doubles);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -70,13 +86,14 @@ int main(int argc, char **argv) {
     strncpy(a.sun_path, argv[1], sizeof a.sun_path - 1);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) { perror("connect"); return 1; }
 
-    double first_us[1000], rows_s[1000], mb_s[1000], growth_mb[1000];
+    double first_us[1000], rows_s[1000], mb_s[1000], growth_mb[1000], cpu_us[1000];
     static char buf[1 << 16];
     char head[64];  // the start of the current line (enough to tell its kind)
     long last_rows = 0;
     for (int round = 0; round < rounds; round++) {
         long rss_before = -1;
         if (pid && reset_peak(pid)) rss_before = status_kb(pid, "VmRSS");
+        double cpu0 = pid ? cpu_seconds(pid) : -1;
         double t0 = now(), t_first = 0;
         if (write(fd, request, strlen(request)) != (ssize_t)strlen(request)) { perror("write"); return 1; }
         long bytes = 0, lines = 0, rows = 0, want_lines = -1;
@@ -117,12 +134,14 @@ int main(int argc, char **argv) {
         rows_s[round] = rows / total;
         mb_s[round] = bytes / total / 1e6;
         growth_mb[round] = rss_before >= 0 ? (status_kb(pid, "VmHWM") - rss_before) / 1024.0 : -1;
+        cpu_us[round] = cpu0 >= 0 && rows > 0 ? (cpu_seconds(pid) - cpu0) * 1e6 / rows : -1;
         last_rows = rows;
-        printf("  round %d: %ld rows, %.1f MB in %.1f ms, first row %.0f us, RSS %.1f MB before, growth %.1f MB\n", round + 1,
-               rows, bytes / 1e6, total * 1e3, first_us[round], rss_before / 1024.0, growth_mb[round]);
+        printf("  round %d: %ld rows, %.1f MB in %.1f ms, first row %.0f us, RSS %.1f MB before, growth %.1f MB, CPU %.2f us/row\n",
+               round + 1, rows, bytes / 1e6, total * 1e3, first_us[round], rss_before / 1024.0, growth_mb[round], cpu_us[round]);
     }
-    printf("  rows %ld  rows/s %.0f  MB/s %.1f  first row %.0f us  RSS growth %.1f MB  (median of %d rounds)\n", last_rows,
-           median(rows_s, rounds), median(mb_s, rounds), median(first_us, rounds), median(growth_mb, rounds), rounds);
+    printf("  rows %ld  rows/s %.0f  MB/s %.1f  first row %.0f us  RSS growth %.1f MB  server CPU %.2f us/row  (median of %d rounds)\n",
+           last_rows, median(rows_s, rounds), median(mb_s, rounds), median(first_us, rounds), median(growth_mb, rounds),
+           median(cpu_us, rounds), rounds);
     close(fd);
     return 0;
 }
