@@ -31,6 +31,9 @@ final class SaveQueue: @unchecked Sendable {
     var pending: [QueuedSave] = []
     /// A saver has become the leader of the saves queued now and has not taken them yet.
     var leaderWaiting = false
+    /// Counts since open: groups led, saves they took, transactions abandoned for a save that
+    /// failed after writing.
+    private var counts = (groups: 0, saves: 0, abandoned: 0)
 
     init() {}
 
@@ -51,7 +54,28 @@ final class SaveQueue: @unchecked Sendable {
         let group = pending
         pending = []
         leaderWaiting = false
+        counts.groups += 1
+        counts.saves += group.count
         return group
+    }
+
+    func noteAbandoned() {
+        lock.lock()
+        counts.abandoned += 1
+        lock.unlock()
+    }
+
+    /// Saves waiting now (tests wait for a number of them).
+    var waiting: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return pending.count
+    }
+
+    var statistics: (groups: Int, saves: Int, abandoned: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return counts
     }
 }
 
@@ -187,6 +211,7 @@ extension ObjectStore {
                 // Run the group again without the save that failed, nor those that failed alone
                 // before it (they fail the same way against the same state).
                 group[abort.member].outcome = .failure(abort.error)
+                saveQueues[home].noteAbandoned()
                 live.removeAll { group[$0].outcome != nil }
             } catch {
                 let failure = (error as? KeelError) ?? (error as? StorageError).map { KeelError($0) }
