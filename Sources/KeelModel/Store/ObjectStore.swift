@@ -11,8 +11,9 @@
 //
 // Files: +Open (open, model check, recovery of multi-store saves), +IDs (object numbers),
 // +Save (conflicts and merge policies), SaveSession (the GraphEditor over the write
-// transactions), SaveValidator, +Commit (the save pipeline and the multi-store commit), +Batch,
-// +History (records, observers, pruning), +Verify (relationship and index checks).
+// transactions), SaveValidator, +Commit (the save pipeline and the multi-store commit),
+// +SaveGroup (single-store saves queued together share one transaction), +Batch, +History
+// (records, observers, pruning), +Verify (relationship and index checks).
 //
 // LOCKS, in the order they are taken (never the other way round):
 //   save lock → a store's save queue (`saveQueues`, ObjectStore+SaveGroup.swift): a leader takes
