@@ -148,39 +148,30 @@ struct SaveGroupTests {
         let token = f.store.addObserver { record in heard.withLock { $0.append(record.saveID.rawValue) } }
         let before = f.store.lastSaveID.rawValue
         let statsBefore = f.store.saveQueues[0].statistics
-        let done = DispatchGroup()
-        for t in 0..<threads {
-            done.enter()
-            let threadSeed = seeds[t]
-            Thread {
-                defer { done.leave() }
-                var rng = SeededGenerator(seed: threadSeed)
-                for i in 0..<perThread {
-                    let d = Int.random(in: 0..<desks.count, using: &rng)
-                    let doomed = Int.random(in: 0..<6, using: &rng) == 0
-                    do {
-                        guard let row = try Self.object(store, desks[d]), case .int(let n) = row.values[number] else {
-                            problems.withLock { $0.append("thread \(t): desk \(d) unreadable") }
-                            return
-                        }
-                        var changes: [Change] = [.set(desks[d], field: number, value: .int(n + 1))]
-                        if doomed { changes.append(try Self.doomedProject(store, members: staff)) }
-                        do throws(KeelError) {
-                            let result = try store.save(ChangeSet(changes: changes, originals: [desks[d]: row]))
-                            if doomed { problems.withLock { $0.append("thread \(t) save \(i): a doomed save succeeded") } }
-                            successes.withLock { $0.append((d, row.version, n, result.saveID?.rawValue ?? 0)) }
-                        } catch {
-                            failedSaves.withLock { $0 += 1 }
-                            let expected: Set<KeelError.Code> = doomed ? [.conflict, .validation] : [.conflict]
-                            if !expected.contains(error.code) { problems.withLock { $0.append("thread \(t) save \(i): \(error)") } }
-                        }
-                    } catch {
-                        problems.withLock { $0.append("thread \(t) save \(i): \(error)") }
-                    }
+        onThreads(threads, perThread: perThread) { t, i in
+            var rng = SeededGenerator(seed: seeds[t] &+ UInt64(i))
+            let d = Int.random(in: 0..<desks.count, using: &rng)
+            let doomed = Int.random(in: 0..<6, using: &rng) == 0
+            do {
+                guard let row = try Self.object(store, desks[d]), case .int(let n) = row.values[number] else {
+                    problems.withLock { $0.append("thread \(t): desk \(d) unreadable") }
+                    return
                 }
-            }.start()
+                var changes: [Change] = [.set(desks[d], field: number, value: .int(n + 1))]
+                if doomed { changes.append(try Self.doomedProject(store, members: staff)) }
+                do throws(KeelError) {
+                    let result = try store.save(ChangeSet(changes: changes, originals: [desks[d]: row]))
+                    if doomed { problems.withLock { $0.append("thread \(t) save \(i): a doomed save succeeded") } }
+                    successes.withLock { $0.append((d, row.version, n, result.saveID?.rawValue ?? 0)) }
+                } catch {
+                    failedSaves.withLock { $0 += 1 }
+                    let expected: Set<KeelError.Code> = doomed ? [.conflict, .validation] : [.conflict]
+                    if !expected.contains(error.code) { problems.withLock { $0.append("thread \(t) save \(i): \(error)") } }
+                }
+            } catch {
+                problems.withLock { $0.append("thread \(t) save \(i): \(error)") }
+            }
         }
-        done.wait()
         f.store.removeObserver(token)
         #expect(problems.withLock { $0 }.isEmpty, "seed \(seed): \(problems.withLock { $0 }.prefix(5))")
         let won = successes.withLock { $0 }
@@ -226,33 +217,25 @@ struct SaveGroupTests {
         let failures = SharedState<[String]>([])
         let threads = 6, perThread = 20
         try checkPowerCuts(crash, f, acknowledged: acknowledged) {
-            let done = DispatchGroup()
-            for t in 0..<threads {
-                done.enter()
-                Thread {
-                    defer { done.leave() }
-                    for i in 0..<perThread {
-                        let n = Int64(t * 1_000 + i)
-                        // Every fifth save fails after writing (a project over its maxCount).
-                        let doomed = i % 5 == 4
-                        do throws(KeelError) {
-                            let desk = try store.newObjectID(for: model.id("Desk"))
-                            let department = try store.newObjectID(for: model.id("Department"))
-                            var changes: [Change] = [
-                                .insert(desk, values: [deskNumber: .int(n)]),
-                                .insert(department, values: [departmentName: .string("D\(n)")]),
-                            ]
-                            if doomed { changes.append(try Self.doomedProject(store, members: staff)) }
-                            _ = try store.save(ChangeSet(changes: changes))
-                            if doomed { failures.withLock { $0.append("save \(n) succeeded") } }
-                            _ = acknowledged.withLock { $0.insert(n) }
-                        } catch {
-                            if !doomed || error.code != .validation { failures.withLock { $0.append("save \(n): \(error)") } }
-                        }
-                    }
-                }.start()
+            onThreads(threads, perThread: perThread) { t, i in
+                let n = Int64(t * 1_000 + i)
+                // Every fifth save fails after writing (a project over its maxCount).
+                let doomed = i % 5 == 4
+                do throws(KeelError) {
+                    let desk = try store.newObjectID(for: model.id("Desk"))
+                    let department = try store.newObjectID(for: model.id("Department"))
+                    var changes: [Change] = [
+                        .insert(desk, values: [deskNumber: .int(n)]),
+                        .insert(department, values: [departmentName: .string("D\(n)")]),
+                    ]
+                    if doomed { changes.append(try Self.doomedProject(store, members: staff)) }
+                    _ = try store.save(ChangeSet(changes: changes))
+                    if doomed { failures.withLock { $0.append("save \(n) succeeded") } }
+                    _ = acknowledged.withLock { $0.insert(n) }
+                } catch {
+                    if !doomed || error.code != .validation { failures.withLock { $0.append("save \(n): \(error)") } }
+                }
             }
-            done.wait()
             #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
         } check: { i, recovered, before in
             let s = try recovered.snapshot()
