@@ -9,7 +9,8 @@
 // and hands each save its result. Every other saver sleeps on its own `Parker` until then — it
 // never touches the save lock. Savers that come while a group runs queue for the next leader,
 // who waits for the save lock meanwhile. A new leader yields the CPU once before it takes the
-// queue, so that savers already runnable can join its group.
+// queue when other savers of the store are under way, so that those already runnable can join
+// its group.
 //
 // Each save stays atomic and fails on its own. A save that fails (CONFLICT, VALIDATION, unique,
 // deny, …) without having changed a page of the transaction (`WriteTransaction.changeMark`
@@ -25,6 +26,7 @@
 
 import Glibc
 import KeelStorage
+import Synchronization
 
 /// The single-store saves of one store waiting for a leader.
 final class SaveQueue: @unchecked Sendable {
@@ -36,11 +38,14 @@ final class SaveQueue: @unchecked Sendable {
     /// Counts since open: groups led, saves they took, transactions abandoned for a save that
     /// failed after writing.
     private var counts = (groups: 0, saves: 0, abandoned: 0)
+    /// Savers between their push and their return (parked ones included).
+    private let inFlight = Atomic<Int>(0)
 
     init() {}
 
-    /// Pushes `save`; true when its saver is to lead.
+    /// Pushes `save`; true when its saver is to lead. The saver calls `finished` when it returns.
     func push(_ save: QueuedSave) -> Bool {
+        inFlight.add(1, ordering: .relaxed)
         lock.lock()
         defer { lock.unlock() }
         pending.append(save)
@@ -48,6 +53,12 @@ final class SaveQueue: @unchecked Sendable {
         leaderWaiting = true
         return true
     }
+
+    func finished() { inFlight.subtract(1, ordering: .relaxed) }
+
+    /// Whether another saver of this store is under way (queued, running or waiting for its
+    /// durability) besides the caller.
+    var othersInFlight: Bool { inFlight.load(ordering: .relaxed) > 1 }
 
     /// Takes every queued save (the leader, under the save lock).
     func take() -> [QueuedSave] {
@@ -127,6 +138,7 @@ extension ObjectStore {
         let outcome = withoutActuallyEscaping(apply) { apply in
             withoutActuallyEscaping(onCommit) { onCommit in
                 let me = QueuedSave(apply: apply, onCommit: onCommit, marks: marks)
+                defer { saveQueues[home].finished() }
                 if saveQueues[home].push(me) {
                     runGroup(home: home, leader: me)
                 } else {
@@ -143,11 +155,12 @@ extension ObjectStore {
     /// Leads one group of store `home`: takes what is queued under the save lock, runs it in one
     /// transaction, waits once for its durability, settles every save and wakes the others.
     private func runGroup(home: Int, leader: QueuedSave) {
-        // Give the CPU away once before taking the queue: on a busy machine the savers that are
-        // runnable reach the queue meanwhile and join this group (16 clients on 2 cores: ~7 saves
-        // per transaction instead of ~1.3-2.5, and ~20% less CPU per save; Performance.md, round
-        // `groupsave`). With nothing else runnable it returns at once.
-        sched_yield()
+        // While other savers are under way, give the CPU away once before taking the queue: the
+        // savers that are runnable reach the queue meanwhile and join this group (16 clients on
+        // 2 cores: ~7 saves per transaction instead of ~1.3-2.5, and ~20-40% less CPU per save;
+        // Performance.md, round `groupsave`). A lone saver does not yield: on a loaded machine
+        // the yield hands its CPU to other processes and only adds latency.
+        if saveQueues[home].othersInFlight { sched_yield() }
         let (group, ticket) = saveLock.withLock { (counter: inout SaveCounter) -> ([QueuedSave], CommitTicket?) in
             let group = saveQueues[home].take()
             return (group, commitGroup(group, home: home, counter: &counter))
