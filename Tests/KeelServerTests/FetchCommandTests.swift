@@ -1,7 +1,8 @@
 // What the daemon's FETCH gains from KeelModel's planner and fetch, over the socket: EXPLAIN
 // names the index it reads (and says SCAN without one), and a fetched property in `include`
 // (Book.feedbackList, whose Feedback objects live in the other store file of config/model.json)
-// is evaluated.
+// is evaluated; FETCH rows and GET replies of objects with values of every type, written
+// straight from the objects' values, carry the same text, in the documented form.
 
 import Foundation
 import KeelModel
@@ -58,5 +59,70 @@ struct FetchCommandTests {
         let plain = try c.request(#"q2 FETCH {"entity":"Book","predicate":"title == 'Other'"}"#)
         #expect(plain.rows.first?["feedbackList"] == nil, "not evaluated unless included")
         try c.fails(#"q3 FETCH {"entity":"Book","include":["nope"]}"#, "NO_SUCH_PROPERTY")
+    }
+
+    /// The text after `TAG KIND ` of each line of one reply, and its final line.
+    private func rawReply(_ c: LineClient, _ line: String) throws -> (rows: [String], final: String) {
+        try c.send(line + "\n")
+        let tag = String(line.prefix { $0 != " " })
+        var rows: [String] = []
+        while true {
+            let text = try c.line()
+            if text.hasPrefix(tag + " ROW ") {
+                rows.append(String(text.dropFirst(tag.count + 5)))
+            } else {
+                return (rows, text)
+            }
+        }
+    }
+
+    @Test("FETCH rows of objects with values of every type (saved and pending): each row is GET's text, canonical JSON, with the values as inserted; ids and dictionaries rows too")
+    func rowsOfEveryType() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let c = try keeld.connect()
+        let name = #"Acme \"R&D\" é😀 \\ \n\t\u0001 / end"#
+        try c.ok(#"c BATCH.INSERT {"entity":"Company","objects":[{"name":"\#(name)","website":"https://acme.example/a?b=c","founded":"1999-12-31T23:59:59.999Z","registrationNumber":9223372036854775807},{"name":"Empty"}]}"#)
+        try c.ok(#"d BATCH.INSERT {"entity":"Department","objects":[{"name":"R&D","code":-32768,"companies":["Company/1"]}]}"#)
+        try c.ok(#"e BATCH.INSERT {"entity":"Employee","objects":[{"name":"Kim","age":30,"salary":"1234.50","hiredAt":"2026-11-21T09:30:00.000Z","isManager":true,"photo":"AAEC/w==","department":"Department/1","company":"Company/1"},{"name":"Lee","salary":"99999999999999999999999999999999999999","department":"Department/1"}]}"#)
+        try c.ok(#"m BATCH.INSERT {"entity":"Computer","objects":[{"id":"E621E1F8-C36C-495A-93FC-0C247A3E6E5F","model":"X1","price":2,"isLaptop":false,"specs":{"ram":16,"tags":["a","\u00e9"],"none":null,"f":0.1},"owner":"Employee/1"},{"id":"00000000-0000-0000-0000-000000000001","price":"Infinity","specs":[1,2.5,"x"]}]}"#)
+        try c.ok(#"f BATCH.INSERT {"entity":"Feedback","objects":[{"bookUUID":"00000000-0000-0000-0000-0000000000b1","rating":0.1,"comment":"fine"},{"bookUUID":"00000000-0000-0000-0000-0000000000b1","rating":3.4}]}"#)
+        try c.ok(#"b BATCH.INSERT {"entity":"Book","objects":[{"uuid":"00000000-0000-0000-0000-0000000000b1","title":"Keel","publishedAt":"2026-01-02T03:04:05.006Z"}]}"#)
+        try c.ok(#"s BATCH.INSERT {"entity":"Student","objects":[{"name":"Ann","grade":12,"course":"Maths"}]}"#)
+        // Pending in the connection's context: an inserted object and a changed one.
+        try c.ok(#"i INSERT {"entity":"Employee","values":{"name":"Pending","salary":"0.000001","department":"Department/1"}}"#)
+        try c.ok(#"u UPDATE {"$id":"Company/2","values":{"name":"Changed"}}"#)
+
+        var seen = 0
+        for entity in ["Company", "Department", "Employee", "Computer", "Feedback", "Book", "Student", "Person"] {
+            let (rows, final) = try rawReply(c, #"f FETCH {"entity":"\#(entity)"}"#)
+            #expect(final == #"f OK {"count":\#(rows.count)}"#)
+            #expect(!rows.isEmpty, "\(entity)")
+            for row in rows {
+                let json = try JSON.parse(Array(row.utf8))
+                #expect(json.serialized() == row, "canonical: \(row)")
+                let id = try #require(json["$id"]?.stringValue)
+                let (none, got) = try rawReply(c, #"g GET {"$id":"\#(id)"}"#)
+                #expect(none.isEmpty && got == "g OK " + row)
+                let (ids, _) = try rawReply(c, #"f FETCH {"entity":"\#(entity)","predicate":"SELF == %@","args":["\#(id)"],"result":"ids"}"#)
+                #expect(ids == [#"{"$id":"\#(id)"}"#])
+                seen += 1
+            }
+        }
+        #expect(seen == 2 + 1 + 3 + 2 + 2 + 1 + 1 + 4)
+        let (company, _) = try rawReply(c, #"f FETCH {"entity":"Company","sort":[{"key":"registrationNumber","ascending":false}],"limit":1}"#)
+        #expect(company == [#"{"$id":"Company/1","$entity":"Company","$version":1,"name":"Acme \"R&D\" é😀 \\ \n\t\u0001 / end","website":"https://acme.example/a?b=c","founded":"1999-12-31T23:59:59.999Z","registrationNumber":9223372036854775807,"departments":["Department/1"],"employees":["Employee/1"]}"#])
+        let (computers, _) = try rawReply(c, #"f FETCH {"entity":"Computer","properties":["price","specs","owner"]}"#)
+        #expect(computers == [#"{"$id":"Computer/1","$entity":"Computer","$version":1,"price":2.0,"specs":{"ram":16,"tags":["a","é"],"none":null,"f":0.1},"owner":"Employee/1"}"#,
+                              #"{"$id":"Computer/2","$entity":"Computer","$version":1,"price":"Infinity","specs":[1,2.5,"x"],"owner":null}"#])
+        let (department, _) = try rawReply(c, #"f FETCH {"entity":"Department","result":"dictionaries","properties":["code","employees"]}"#)
+        #expect(department == [#"{"code":-32768,"employees":["Employee/1","Employee/2","Employee/3"]}"#])
+        let (none, kim) = try rawReply(c, #"g GET {"$id":"Employee/1","include":["department","computers"]}"#)
+        let embedded = try JSON.parse(Array(kim.dropFirst("g OK ".count).utf8))
+        #expect(none.isEmpty && embedded.serialized() == String(kim.dropFirst("g OK ".count)))
+        #expect(embedded["department"]?["code"] == -32768 && embedded["computers"]?.arrayValue?.first?["$id"] == "Computer/1")
+        #expect(embedded["salary"] == "1234.5")
+        #expect(embedded["photo"] == "AAEC/w==" && embedded["isManager"] == true && embedded["hiredAt"] == "2026-11-21T09:30:00.000Z")
     }
 }

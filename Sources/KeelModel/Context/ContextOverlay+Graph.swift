@@ -43,6 +43,19 @@ extension ContextOverlay: ObjectReader, GraphEditor {
         return out
     }
 
+    /// The base's lists in one read when none of the fields has pending changes and the object
+    /// is a saved one; else field by field.
+    func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {
+        let pending = deleted.contains(id) || rows[id]?.isInserted == true
+            || (!members.isEmpty && fields.contains { members[MemberKey(id: id, field: $0)] != nil })
+        guard !pending, fields.count > 1 else {
+            var lists: [[ObjectID]] = []
+            for field in fields { lists.append(try members(of: id, field: field)) }
+            return lists
+        }
+        return try reader().members(of: id, fields: fields)
+    }
+
     mutating func write(_ id: ObjectID, field: Int, value: Value) throws(KeelError) {
         try writeField(id, field: field, value: value)
     }

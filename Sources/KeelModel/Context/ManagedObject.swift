@@ -32,51 +32,10 @@ public struct ManagedObject: Sendable {
 
     /// `Entity/N`.
     public var idText: String { "\(entity.name)/\(id.number)" }
-
-    /// The wire form: `$id`, `$entity`, `$version`, then every property in field order (only
-    /// `fields` when given); included relationships embed objects instead of IDs, and evaluated
-    /// fetched properties follow as arrays of objects.
-    public func json(in model: Model, fields: [Int]? = nil) -> JSON {
-        var members: [(String, JSON)] = [
-            ("$id", .string(idText)), ("$entity", .string(entity.name)), ("$version", .int(Int64(version))),
-        ]
-        members.reserveCapacity(values.count + 3)
-        let selected = fields.map(Set.init)
-        for (field, property) in entity.properties.enumerated() {
-            if let selected, !selected.contains(field), included[property.name] == nil { continue }
-            if case .relationship(let r) = property, let embedded = included[r.name] {
-                let objects = embedded.map { $0.json(in: model) }
-                members.append((r.name, r.isToMany ? .array(objects) : objects.first ?? .null))
-                continue
-            }
-            members.append((property.name, property.wire(values[field], in: model)))
-        }
-        for fetched in entity.fetchedProperties {
-            if let objects = included[fetched.name] { members.append((fetched.name, .array(objects.map { $0.json(in: model) }))) }
-        }
-        return .object(.init(members, uniquingKeysWith: { first, _ in first }))
-    }
 }
 
 extension ManagedObject: Equatable {
     public static func == (a: ManagedObject, b: ManagedObject) -> Bool {
         a.id == b.id && a.version == b.version && a.values == b.values && a.included == b.included
-    }
-}
-
-extension Property {
-    /// A value of this property in the wire form (spec/model.md): an attribute's JSON, a to-one
-    /// as `"Entity/N"` or null, a to-many as an array of those.
-    public func wire(_ value: Value, in model: Model) -> JSON {
-        switch self {
-        case .attribute(let a):
-            return ValueCodec.encode(value, as: a.type)
-        case .relationship(let r):
-            switch value {
-            case .object(let id): return .string(id.text(in: model))
-            case .objects(let ids): return .array(ids.map { .string($0.text(in: model)) })
-            default: return r.isToMany ? .array([]) : .null
-            }
-        }
     }
 }

@@ -53,6 +53,10 @@ extension ObjectContext {
         let entity = model[row.id.entity]
         var values = row.values
         let transients = state.transients[row.id]
+        // The to-many lists, read together (one engine read for a saved object).
+        let toMany = entity.toManyFields
+        let lists = toMany.count > 1 ? try state.members(of: row.id, fields: toMany) : nil
+        var list = 0
         for (field, property) in entity.properties.enumerated() {
             switch property {
             case .attribute(let a) where a.isTransient:
@@ -60,20 +64,27 @@ extension ObjectContext {
             case .attribute:
                 continue
             case .relationship(let r):
-                values[field] = try relationshipValue(row, field: field, r, state: state)
+                var members: [ObjectID]?
+                if r.isToMany, let lists {
+                    members = lists[list]
+                    list += 1
+                }
+                values[field] = try relationshipValue(row, field: field, r, state: state, members: members)
             }
         }
         return ManagedObject(id: row.id, entity: entity, version: row.version, values: values)
     }
 
+    /// A relationship's value; for a to-many, `members` are its list when already read.
     static func relationshipValue(
-        _ row: StoredObject, field: Int, _ r: Relationship, state: ContextOverlay
+        _ row: StoredObject, field: Int, _ r: Relationship, state: ContextOverlay, members read: [ObjectID]? = nil
     ) throws(KeelError) -> Value {
         if !r.isToMany {
             guard let target = row.values[field].objectID, try state.exists(target) else { return .null }
             return .object(target)
         }
-        var members = try state.members(of: row.id, field: field)
+        var members: [ObjectID]
+        if let read { members = read } else { members = try state.members(of: row.id, field: field) }
         if mayDangle(r, state.model) {
             var live: [ObjectID] = []
             live.reserveCapacity(members.count)

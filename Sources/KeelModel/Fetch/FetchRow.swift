@@ -42,4 +42,20 @@ public struct FetchRow: Sendable {
             return .object(.init(members, uniquingKeysWith: { first, _ in first }))
         }
     }
+
+    /// Appends the wire form's compact text to `out` as UTF-8, the text of `json(in:)`: an
+    /// object's written straight from its values (ManagedObject+Wire.swift), an ID's as
+    /// `{"$id":"Entity/N"}`, a dictionary's through its `JSON`.
+    public func write(to out: inout [UInt8], in model: Model) {
+        switch result {
+        case .objects where object != nil:
+            object?.write(to: &out, in: model, fields: fields)
+        case .ids, .count, .objects:
+            out.appendText(#"{"$id":"#)
+            id.writeText(to: &out, in: model)
+            out.appendText("}")
+        case .dictionaries:
+            json(in: model).write(to: &out)
+        }
+    }
 }

@@ -25,6 +25,9 @@ public protocol ObjectReader: ObjectGraphReading {
     func object(_ id: ObjectID) throws(KeelError) -> StoredObject?
     /// The targets of a to-many field, in order for an ordered relationship, else by ID.
     func members(of id: ObjectID, field: Int) throws(KeelError) -> [ObjectID]
+    /// The targets of several to-many fields of one object, each as `members(of:field:)` gives
+    /// it, read together where the reader can (a store snapshot: in one engine read).
+    func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]]
     /// Every object of `entity` (and of its sub-entities when asked), by ID, streamed: `body`
     /// returns false to stop.
     func scan(
@@ -42,6 +45,14 @@ public protocol ObjectReader: ObjectGraphReading {
 
 extension ObjectReader {
     public var indexReading: (any IndexReading)? { nil }
+
+    /// One field at a time.
+    public func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {
+        var lists: [[ObjectID]] = []
+        lists.reserveCapacity(fields.count)
+        for field in fields { lists.append(try members(of: id, field: field)) }
+        return lists
+    }
 }
 
 /// How a save resolves a conflict with changes saved since its context's snapshot

@@ -11,6 +11,9 @@ public protocol JSONTextOutput {
     /// Appends text that is already JSON (the writer escapes strings before they get here).
     mutating func appendText(_ text: String)
     mutating func appendText(_ text: Substring)
+    /// Appends an integer's decimal digits (with its minus sign).
+    mutating func appendInteger(_ value: Int64)
+    mutating func appendInteger(_ value: UInt64)
     /// Appends the compact text of `json` (the writer, specialised for this output).
     mutating func append(json: JSON)
 }
@@ -18,13 +21,41 @@ public protocol JSONTextOutput {
 extension String: JSONTextOutput {
     public mutating func appendText(_ text: String) { self += text }
     public mutating func appendText(_ text: Substring) { self += text }
+    public mutating func appendInteger(_ value: Int64) { self += String(value) }
+    public mutating func appendInteger(_ value: UInt64) { self += String(value) }
     public mutating func append(json: JSON) { json.write(to: &self) }
 }
 
 extension Array: JSONTextOutput where Element == UInt8 {
     public mutating func appendText(_ text: String) { append(contentsOf: text.utf8) }
     public mutating func appendText(_ text: Substring) { append(contentsOf: text.utf8) }
+    public mutating func appendInteger(_ value: Int64) {
+        if value < 0 { append(UInt8(ascii: "-")) }
+        appendDigits(value.magnitude)
+    }
+    public mutating func appendInteger(_ value: UInt64) { appendDigits(value) }
     public mutating func append(json: JSON) { json.write(to: &self) }
+
+    /// The digits of `value`, written in place (no `String` made for them).
+    private mutating func appendDigits(_ value: UInt64) {
+        var count = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        let start = self.count
+        append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        withUnsafeMutableBufferPointer { bytes in
+            var rest = value
+            var i = start + count
+            repeat {
+                i -= 1
+                bytes[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+        }
+    }
 }
 
 extension JSON {
@@ -50,7 +81,7 @@ extension JSON {
         switch self {
         case .null: out.appendText("null")
         case .bool(let b): out.appendText(b ? "true" : "false")
-        case .int(let i): out.appendText(String(i))
+        case .int(let i): out.appendInteger(i)
         case .double(let d): JSON.writeDouble(d, to: &out)
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let items):
@@ -81,7 +112,8 @@ extension JSON {
             out.appendText(d > 0 ? "\"Infinity\"" : "\"-Infinity\"")
         } else if d == d.rounded(), abs(d) < 1e15, !(d == 0 && d.sign == .minus) {
             // An integral double keeps a fraction so it reads back as a double ("2.0").
-            out.appendText(String(Int64(d)) + ".0")
+            out.appendInteger(Int64(d))
+            out.appendText(".0")
         } else {
             out.appendText("\(d)")
         }

@@ -106,6 +106,7 @@ public struct Entity: Sendable {
         let configuration: String
         let userInfo: JSON?
         let fieldByName: [String: Int]
+        let toManyFields: [Int]
 
         init(id: EntityID, name: String, isAbstract: Bool, parent: EntityID?, root: EntityID, family: [EntityID],
              properties: [Property], fetchedProperties: [FetchedProperty], uniqueConstraints: [Index], indexes: [Index],
@@ -124,6 +125,9 @@ public struct Entity: Sendable {
             self.configuration = configuration
             self.userInfo = userInfo
             self.fieldByName = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
+            self.toManyFields = properties.indices.filter {
+                if case .relationship(let r) = properties[$0] { r.isToMany } else { false }
+            }
         }
     }
 
@@ -153,6 +157,8 @@ public struct Entity: Sendable {
     public var userInfo: JSON? { box.userInfo }
 
     private var fieldByName: [String: Int] { box.fieldByName }
+    /// The fields of the to-many relationships, in field order.
+    public var toManyFields: [Int] { box.toManyFields }
 
     public init(
         id: EntityID, name: String, isAbstract: Bool, parent: EntityID?, root: EntityID, family: [EntityID],

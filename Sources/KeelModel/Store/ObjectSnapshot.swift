@@ -145,14 +145,26 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     public func members(of id: ObjectID, field: Int) throws(KeelError) -> [ObjectID] {
+        try members(of: id, fields: [field])[0]
+    }
+
+    /// Every list in one engine read of the object's store (its link trees all live there).
+    public func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {
         try checkEntity(id.entity)
         let entity = model[id.entity]
-        guard field >= 0, field < entity.properties.count, let name = layout.links[id.entity.index][field],
-            case .relationship(let r) = entity.properties[field]
-        else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
-        return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> [ObjectID] in
-            let tree = try self.tree(txn, name)
-            return try TreeReading.members(tree, id, ordered: r.isOrdered)
+        var links: [(tree: String, ordered: Bool)] = []
+        links.reserveCapacity(fields.count)
+        for field in fields {
+            guard field >= 0, field < entity.properties.count, let name = layout.links[id.entity.index][field],
+                case .relationship(let r) = entity.properties[field]
+            else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
+            links.append((name, r.isOrdered))
+        }
+        return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> [[ObjectID]] in
+            var lists: [[ObjectID]] = []
+            lists.reserveCapacity(links.count)
+            for link in links { lists.append(try TreeReading.members(try self.tree(txn, link.tree), id, ordered: link.ordered)) }
+            return lists
         }
     }
 

@@ -33,31 +33,40 @@ public enum Reply: Sendable, Equatable {
 
     /// Appends the line, with its LF, to `out`.
     public func write(to out: inout String) {
+        writeLine(to: &out)
+    }
+
+    /// Appends the line, with its LF, to `out` as UTF-8 (keeld's output).
+    public func write(to out: inout [UInt8]) {
+        writeLine(to: &out)
+    }
+
+    private func writeLine<Output: JSONTextOutput>(to out: inout Output) {
         switch self {
         case .ok(let tag, let json):
-            out += tag
-            out += " OK"
+            out.appendText(tag)
+            out.appendText(" OK")
             if let json {
-                out += " "
-                json.write(to: &out)
+                out.appendText(" ")
+                out.append(json: json)
             }
         case .error(let tag, let code, let message, let details):
-            out += tag
-            out += " ERR "
-            out += code.rawValue
-            out += " "
+            out.appendText(tag)
+            out.appendText(" ERR ")
+            out.appendText(code.rawValue)
+            out.appendText(" ")
             var body: OrderedDictionary<String, JSON> = ["message": .string(message)]
             if let details { body["details"] = details }
-            JSON.object(body).write(to: &out)
+            out.append(json: .object(body))
         case .row(let tag, let json):
-            out += tag
-            out += " ROW "
-            json.write(to: &out)
+            out.appendText(tag)
+            out.appendText(" ROW ")
+            out.append(json: json)
         case .event(let json):
-            out += "* EVENT "
-            json.write(to: &out)
+            out.appendText("* EVENT ")
+            out.append(json: json)
         }
-        out += "\n"
+        out.appendText("\n")
     }
 
     /// Parses a reply line (without its LF), as a client reads them.

@@ -32,7 +32,7 @@ final class ConnectionLink: Sendable {
 
     /// Hands reply lines to the connection: `finals` requests are answered by them; `close`
     /// ends the connection after they are written (QUIT). Called from the session thread.
-    func deliver(_ text: String, finals: Int, close: Bool = false) {
+    func deliver(_ text: [UInt8], finals: Int, close: Bool = false) {
         // With `close`, the writer writes nothing after these lines, whatever the loop answers
         // before it hears of the QUIT.
         let loopWaits = output.write(text, finals: finals, close: close)

@@ -79,7 +79,16 @@ final class ReplyWriter: Sendable {
     /// (seen when the lines were handed in, or after a send of this call: a loop that started
     /// waiting during the send — on the gate this send drained — is told too).
     func write(_ text: String, finals: Int, close: Bool = false) -> Bool {
-        let bytes = text.utf8.count
+        write(count: text.utf8.count, finals: finals, close: close) { $0.writeString(text) }
+    }
+
+    /// `write(_:finals:close:)` for lines already in UTF-8 (the session thread's output).
+    func write(_ text: [UInt8], finals: Int, close: Bool = false) -> Bool {
+        write(count: text.count, finals: finals, close: close) { $0.writeBytes(text) }
+    }
+
+    /// The writes' body: `bytes` of lines that `append` adds to a buffer.
+    private func write(count bytes: Int, finals: Int, close: Bool, _ append: (inout ByteBuffer) -> Void) -> Bool {
         guard bytes > 0 || finals > 0 || close else { return false }
         gate.add(bytes)
         var dropped = 0
@@ -88,7 +97,7 @@ final class ReplyWriter: Sendable {
             if s.channel == nil || s.closeWhenWritten {
                 dropped = bytes
             } else {
-                s.wire.outgoing.writeString(text)
+                append(&s.wire.outgoing)
             }
             if close { s.closeWhenWritten = true }
             return (take(&s), s.loopWaiting)

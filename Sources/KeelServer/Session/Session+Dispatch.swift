@@ -6,33 +6,40 @@ import KeelModel
 import KeelProtocol
 
 extension Session {
-    typealias Handler = @Sendable (Session, Request) throws(KeelError) -> JSON?
+    typealias Handler = @Sendable (Session, Request) throws(KeelError) -> Answer
 
     static let handlers: [String: Handler] = [
-        "CONTEXT.OPEN": { s, r throws(KeelError) in try s.openContext(r) },
-        "CONTEXT.CLOSE": { s, r throws(KeelError) in try s.closeContext(r) },
-        "CHANGES": { s, r throws(KeelError) in try s.changes(r) },
-        "SAVE": { s, r throws(KeelError) in try s.save(r) },
-        "ROLLBACK": { s, r throws(KeelError) in try s.rollback(r) },
-        "REFRESH": { s, r throws(KeelError) in try s.refresh(r) },
-        "INSERT": { s, r throws(KeelError) in try s.insert(r) },
-        "UPDATE": { s, r throws(KeelError) in try s.update(r) },
-        "DELETE": { s, r throws(KeelError) in try s.delete(r) },
-        "RELATE": { s, r throws(KeelError) in try s.relate(r) },
-        "GET": { s, r throws(KeelError) in try s.get(r) },
-        "FETCH": { s, r throws(KeelError) in try s.fetch(r) },
-        "COUNT": { s, r throws(KeelError) in try s.count(r) },
-        "EXPLAIN": { s, r throws(KeelError) in try s.explain(r) },
-        "BATCH.INSERT": { s, r throws(KeelError) in try s.batchInsert(r) },
-        "BATCH.UPDATE": { s, r throws(KeelError) in try s.batchUpdate(r) },
-        "BATCH.DELETE": { s, r throws(KeelError) in try s.batchDelete(r) },
-        "SUBSCRIBE": { s, r throws(KeelError) in try s.subscribe(r) },
-        "UNSUBSCRIBE": { s, r throws(KeelError) in try s.unsubscribe(r) },
-        "HISTORY": { s, r throws(KeelError) in try s.history(r) },
-        "STATS": { s, r throws(KeelError) in try s.stats(r) },
-        "CHECKPOINT": { s, r throws(KeelError) in try s.checkpoint(r) },
-        "COMPACT": { s, r throws(KeelError) in try s.compact(r) },
-        "VERIFY": { s, r throws(KeelError) in try s.verify(r) },
-        "BACKUP": { s, r throws(KeelError) in try s.backup(r) },
+        "CONTEXT.OPEN": { s, r throws(KeelError) in .json(try s.openContext(r)) },
+        "CONTEXT.CLOSE": { s, r throws(KeelError) in .json(try s.closeContext(r)) },
+        "CHANGES": { s, r throws(KeelError) in .json(try s.changes(r)) },
+        "SAVE": { s, r throws(KeelError) in .json(try s.save(r)) },
+        "ROLLBACK": { s, r throws(KeelError) in .json(try s.rollback(r)) },
+        "REFRESH": { s, r throws(KeelError) in .json(try s.refresh(r)) },
+        "INSERT": { s, r throws(KeelError) in .json(try s.insert(r)) },
+        "UPDATE": { s, r throws(KeelError) in .json(try s.update(r)) },
+        "DELETE": { s, r throws(KeelError) in .json(try s.delete(r)) },
+        "RELATE": { s, r throws(KeelError) in .json(try s.relate(r)) },
+        "GET": { s, r throws(KeelError) in .object(try s.get(r)) },
+        "FETCH": { s, r throws(KeelError) in .json(try s.fetch(r)) },
+        "COUNT": { s, r throws(KeelError) in .json(try s.count(r)) },
+        "EXPLAIN": { s, r throws(KeelError) in .json(try s.explain(r)) },
+        "BATCH.INSERT": { s, r throws(KeelError) in .json(try s.batchInsert(r)) },
+        "BATCH.UPDATE": { s, r throws(KeelError) in .json(try s.batchUpdate(r)) },
+        "BATCH.DELETE": { s, r throws(KeelError) in .json(try s.batchDelete(r)) },
+        "SUBSCRIBE": { s, r throws(KeelError) in .json(try s.subscribe(r)) },
+        "UNSUBSCRIBE": { s, r throws(KeelError) in .json(try s.unsubscribe(r)) },
+        "HISTORY": { s, r throws(KeelError) in .json(try s.history(r)) },
+        "STATS": { s, r throws(KeelError) in .json(try s.stats(r)) },
+        "CHECKPOINT": { s, r throws(KeelError) in .json(try s.checkpoint(r)) },
+        "COMPACT": { s, r throws(KeelError) in .json(try s.compact(r)) },
+        "VERIFY": { s, r throws(KeelError) in .json(try s.verify(r)) },
+        "BACKUP": { s, r throws(KeelError) in .json(try s.backup(r)) },
     ]
+}
+
+/// What a request's OK line carries: JSON (nil: a bare OK), or an object written straight from
+/// its values into the reply's bytes (GET: no `JSON` tree, no `String`; ManagedObject+Wire.swift).
+enum Answer {
+    case json(JSON?)
+    case object(ManagedObject)
 }

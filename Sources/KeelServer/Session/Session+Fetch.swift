@@ -3,7 +3,8 @@
 // PREDICATE errors), run on the request's context with `ObjectContext.fetch(_:_:)`, `count(_:)`
 // and `plan(_:)` — planned with the indexes, the context's pending changes laid over, fetched
 // properties in `include` evaluated. Rows stream as the fetch hands them over, with
-// back-pressure: `Session.stream` waits while the client is not reading.
+// back-pressure: `Session.streamRow` writes each row's text straight from its values and waits
+// while the client is not reading.
 
 import KeelModel
 import KeelProtocol
@@ -15,7 +16,7 @@ extension Session {
         let model = server.model
         let tag = request.tag
         let count = try context.fetch(fetchRequest) { (row) throws(KeelError) -> Bool in
-            try stream(.row(tag: tag, row.json(in: model)))
+            try streamRow(tag: tag) { row.write(to: &$0, in: model) }
             return true
         }
         return ["count": .int(Int64(count))]

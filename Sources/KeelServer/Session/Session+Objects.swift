@@ -33,10 +33,10 @@ extension Session {
         return nil
     }
 
-    func get(_ request: Request) throws(KeelError) -> JSON? {
+    func get(_ request: Request) throws(KeelError) -> ManagedObject {
         let context = try context(for: request)
         let include = request.arguments["include"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        return try context.get(try objectID(request.arguments["$id"]), include: include).json(in: server.model)
+        return try context.get(try objectID(request.arguments["$id"]), include: include)
     }
 
     /// An `Entity/N` ID of this model (ContextTerms.objectID).

@@ -16,8 +16,9 @@ final class Session {
     let server: ServerContext
     let link: ConnectionLink
     var logger: Logger
-    /// Reply lines gathered and not yet handed to the connection's writer.
-    private var pending = ""
+    /// Reply lines gathered and not yet handed to the connection's writer, as UTF-8 (objects are
+    /// written straight into it: ManagedObject+Wire.swift).
+    private var pending: [UInt8] = []
     /// Final lines among `pending`.
     private var pendingFinals = 0
     /// After the shutdown barrier: every request is answered BUSY.
@@ -59,7 +60,7 @@ final class Session {
                 guard !quitting, !link.worker.isClosed else { break }
                 process(item)
                 // A burst of big replies for a client that does not read: wait, do not buffer.
-                if pending.utf8.count >= Self.chunkBytes {
+                if pending.count >= Self.chunkBytes {
                     flush()
                     guard link.gate.waitForRoom() else { break }
                 }
@@ -86,8 +87,10 @@ final class Session {
                 return
             }
             do throws(KeelError) {
-                let payload = try execute(request, spec)
-                append(.ok(tag: request.tag, payload))
+                switch try execute(request, spec) {
+                case .json(let payload): append(.ok(tag: request.tag, payload))
+                case .object(let object): appendLine(tag: request.tag, kind: " OK ", final: true) { object.write(to: &$0, in: server.model) }
+                }
                 if spec.name == "QUIT" { quitting = true }
             } catch {
                 if error.code == .internal {
@@ -98,17 +101,17 @@ final class Session {
         }
     }
 
-    /// Runs one request; returns the payload of its OK line (nil: a bare OK).
-    private func execute(_ request: Request, _ spec: CommandSpec) throws(KeelError) -> JSON? {
+    /// Runs one request; returns what its OK line carries.
+    private func execute(_ request: Request, _ spec: CommandSpec) throws(KeelError) -> Answer {
         if spec.group == .connection {
-            return try ConnectionCommands.answer(request, server: server, connection: link.id)
+            return .json(try ConnectionCommands.answer(request, server: server, connection: link.id))
         }
         guard let handler = Self.handlers[spec.name] else {
             throw KeelError(.internal, "\(spec.name) has no handler in this daemon")
         }
         guard Self.renewingReads.contains(spec.name) else { return try handler(self, request) }
         // A cut-off snapshot is renewed once when nothing is pending (ObjectContext+Renewal).
-        return try context(for: request).renewingSnapshot { () throws(KeelError) -> JSON? in try handler(self, request) }
+        return try context(for: request).renewingSnapshot { () throws(KeelError) -> Answer in try handler(self, request) }
     }
 
     /// Commands that only read their context: retried once on a new snapshot when the old one
@@ -121,15 +124,25 @@ final class Session {
         if reply.isFinal { pendingFinals += 1 }
     }
 
+    /// Adds one line whose JSON `body` writes straight into the output: `TAG`, then `kind`
+    /// (" OK ", " ROW ") and the body, then LF.
+    func appendLine(tag: String, kind: String, final: Bool, _ body: (inout [UInt8]) -> Void) {
+        pending.append(contentsOf: tag.utf8)
+        pending.append(contentsOf: kind.utf8)
+        body(&pending)
+        pending.append(UInt8(ascii: "\n"))
+        if final { pendingFinals += 1 }
+    }
+
     /// Bytes gathered and not yet handed over.
-    var pendingBytes: Int { pending.utf8.count }
+    var pendingBytes: Int { pending.count }
 
     /// Hands the gathered lines to the connection's writer, which sends them from this thread
     /// (one send) unless earlier output is still being written (ReplyWriter.swift).
     func flush() {
         guard !pending.isEmpty || pendingFinals > 0 else { return }
         link.deliver(pending, finals: pendingFinals, close: quitting)
-        pending = ""
+        pending.removeAll(keepingCapacity: true)
         pendingFinals = 0
     }
 
@@ -137,7 +150,20 @@ final class Session {
     /// connection is gone (the request is abandoned, and its reply with it).
     func stream(_ row: Reply) throws(KeelError) {
         append(row)
-        guard pending.utf8.count >= Self.chunkBytes else { return }
+        try streamed()
+    }
+
+    /// Streams one ROW whose JSON `body` writes straight into the output (appendLine), waiting
+    /// as `stream` does.
+    func streamRow(tag: String, _ body: (inout [UInt8]) -> Void) throws(KeelError) {
+        appendLine(tag: tag, kind: " ROW ", final: false, body)
+        try streamed()
+    }
+
+    /// After a streamed line: a chunk gathered is handed over, and the session waits while the
+    /// client is not reading.
+    private func streamed() throws(KeelError) {
+        guard pending.count >= Self.chunkBytes else { return }
         flush()
         guard link.gate.waitForRoom() else { throw KeelError(.busy, "the connection closed during the reply") }
     }
