@@ -47,31 +47,14 @@ extension ObjectStore {
             defer { if gateHeld { snapshotGate.unlock() } }
             do throws(KeelError) {
                 let (outcome, ticket) = try nestDeferringSync(order, session) { () throws(KeelError) -> (SaveResult, HistoryRecord) in
-                    let merged = try apply(session, marks)
-                    let failures = try SaveValidator.validate(session)
-                    if !failures.isEmpty { throw SaveValidator.error(failures, model: model) }
-                    let summary = try session.flush()
-                    let record = HistoryRecord(
-                        saveID: SaveID(rawValue: saveID), time: Self.nowMilliseconds(), inserted: summary.inserted,
-                        updated: summary.updated, deleted: summary.deleted)
-                    // The record's key is the save counter (ObjectStore+History.swift, "The save
-                    // counter"): a single-store save writes its rows and this record, nothing else.
-                    try session.put(home, TreeLayout.history, key: KeyEncoding.u64(saveID), value: HistoryCodec.encode(record, model: model))
-                    if order.count > 1 {
-                        // Recovery of multi-store saves compares intents with these marks.
-                        for s in order { try session.put(s, TreeLayout.meta, key: Array(MetaKey.applied.utf8), value: KeyEncoding.u64(saveID)) }
-                    }
-                    if let keep = options.historyRetention { try pruneInSave(session, store: home, last: saveID, keeping: keep) }
+                    let outcome = try runSave(session, order: order, saveID: saveID, marks: marks, apply)
                     if order.count > 1, let first = order.last {
                         try writeIntent(session, first: first, order: order, saveID: saveID)
                         snapshotGate.lockExclusive()
                         gateHeld = true
                     }
                     reachedCommit = true
-                    let updated = summary.updated.keys.sorted()
-                    let result = SaveResult(saveID: SaveID(rawValue: saveID), inserted: summary.inserted, updated: updated,
-                                            deleted: summary.deleted, merged: merged)
-                    return (result, record)
+                    return outcome
                 }
                 counter.last = saveID
                 committed.store(saveID, ordering: .releasing)
@@ -91,9 +74,7 @@ extension ObjectStore {
                 }
                 // Queued under the save lock, so observers hear saves in commit order (once durable).
                 queueNotice(outcome.1)
-                for id in outcome.0.inserted where id.number > counter.stored[id.entity.index] {
-                    counter.stored[id.entity.index] = id.number
-                }
+                counter.noteStored(outcome.0.inserted)
                 return (outcome.0, (ticket, home))
             } catch {
                 // A commit that failed part-way may have left an intent: never hand its id out again.
@@ -117,6 +98,36 @@ extension ObjectStore {
         }
         settleNotice(saveID, durable: true)
         return result
+    }
+
+    /// One save's own part, inside the write transactions of the stores in `order` (the home store
+    /// first): apply its changes, validate, flush rows and indexes, put its history record (and,
+    /// spanning several stores, each store's `applied` mark), prune history. A single-store save
+    /// grouped with others (ObjectStore+SaveGroup.swift) runs exactly this, one after another in
+    /// the shared transaction.
+    func runSave(
+        _ session: SaveSession, order: [Int], saveID: UInt64, marks: [UInt64],
+        _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
+    ) throws(KeelError) -> (SaveResult, HistoryRecord) {
+        let home = order[0]
+        let merged = try apply(session, marks)
+        let failures = try SaveValidator.validate(session)
+        if !failures.isEmpty { throw SaveValidator.error(failures, model: model) }
+        let summary = try session.flush()
+        let record = HistoryRecord(
+            saveID: SaveID(rawValue: saveID), time: Self.nowMilliseconds(), inserted: summary.inserted,
+            updated: summary.updated, deleted: summary.deleted)
+        // The record's key is the save counter (ObjectStore+History.swift, "The save
+        // counter"): a single-store save writes its rows and this record, nothing else.
+        try session.put(home, TreeLayout.history, key: KeyEncoding.u64(saveID), value: HistoryCodec.encode(record, model: model))
+        if order.count > 1 {
+            // Recovery of multi-store saves compares intents with these marks.
+            for s in order { try session.put(s, TreeLayout.meta, key: Array(MetaKey.applied.utf8), value: KeyEncoding.u64(saveID)) }
+        }
+        if let keep = options.historyRetention { try pruneInSave(session, store: home, last: saveID, keeping: keep) }
+        let result = SaveResult(saveID: SaveID(rawValue: saveID), inserted: summary.inserted, updated: summary.updated.keys.sorted(),
+                                deleted: summary.deleted, merged: merged)
+        return (result, record)
     }
 
     /// `nest` with the outermost (home) store committed by `writeDeferringSync`.

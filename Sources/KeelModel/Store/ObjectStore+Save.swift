@@ -44,11 +44,17 @@ extension ObjectStore {
             try checkEntity(id.entity)
             touched.insert(storeIndex(of: id.entity))
         }
-        return try performSave(stores: touched, onCommit: committed) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
+        let apply = { (session: SaveSession, marks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID] in
             var replay = SaveReplay(session: session, policy: mergePolicy, reservedMarks: marks)
             try replay.run(changes)
             return replay.merged
         }
+        // A save of one store shares a transaction with the others queued for it (save groups,
+        // ObjectStore+SaveGroup.swift); a multi-store save runs alone.
+        if touched.count == 1, let home = touched.first {
+            return try performGroupedSave(home: home, onCommit: committed, apply)
+        }
+        return try performSave(stores: touched, onCommit: committed, apply)
     }
 
     func checkEntity(_ entity: EntityID) throws(KeelError) {

@@ -11,10 +11,13 @@
 //
 // Files: +Open (open, model check, recovery of multi-store saves), +IDs (object numbers),
 // +Save (conflicts and merge policies), SaveSession (the GraphEditor over the write
-// transactions), SaveValidator, +Commit (the save pipeline and the multi-store commit), +Batch,
-// +History (records, observers, pruning), +Verify (relationship and index checks).
+// transactions), SaveValidator, +Commit (the save pipeline and the multi-store commit),
+// +SaveGroup (single-store saves queued together share one transaction), +Batch, +History
+// (records, observers, pruning), +Verify (relationship and index checks).
 //
 // LOCKS, in the order they are taken (never the other way round):
+//   save lock → a store's save queue (`saveQueues`, ObjectStore+SaveGroup.swift): a leader takes
+//     its group under the save lock; a saver pushes itself holding nothing
 //   save lock (`saveLock`) → ID table (`ids`) only to read the reserved marks, released at once
 //   save lock → the engine writer locks of the stores a save touches, in configuration order
 //   ID table → the engine writer lock of one store (a block reservation)
@@ -53,6 +56,8 @@ public final class ObjectStore: Sendable {
     let snapshotGate = ReadWriteLock()
     /// The newest committed save id, readable without the save lock.
     let committed: Atomic<UInt64>
+    /// Per store: the single-store saves waiting for a group leader (ObjectStore+SaveGroup.swift).
+    let saveQueues: [SaveQueue]
 
     init(model: Model, directory: String, options: ObjectStoreOptions, logger: Logger, stores: [Store],
          lastSave: UInt64, stored: [UInt64], ids: [IDRange]) {
@@ -64,6 +69,7 @@ public final class ObjectStore: Sendable {
         self.layout = TreeLayout(model: model)
         self.saveLock = BlockingMutex(SaveCounter(last: lastSave, stored: stored))
         self.committed = Atomic(lastSave)
+        self.saveQueues = stores.map { _ in SaveQueue() }
         self.ids = BlockingMutex(ids)
         self.observers = Mutex(ObserverTable())
         self.notices = Mutex([])
@@ -120,6 +126,11 @@ struct SaveCounter {
     var last: UInt64
     /// Per entity: the highest object number ever stored (new numbers above it need no lookup).
     var stored: [UInt64]
+
+    /// Raises `stored` to cover `inserted`.
+    mutating func noteStored(_ inserted: [ObjectID]) {
+        for id in inserted where id.number > stored[id.entity.index] { stored[id.entity.index] = id.number }
+    }
 }
 
 /// An entity's ID allocator: numbers up to `reserved` are durably reserved; `next` is the next

@@ -32,4 +32,10 @@ public final class WriteTransaction: ReadTransaction {
         self.pages = pages
         super.init(pages: pages, transaction: transaction)
     }
+
+    /// Moves whenever the transaction changes, allocates or frees a page (every change to its
+    /// trees, its catalog and its meta fields goes through one of those): two equal readings mean
+    /// nothing changed in between. The object store's save groups use it to tell whether a save
+    /// that failed inside a shared transaction left anything in it.
+    public var changeMark: UInt64 { pages.changeCount }
 }

@@ -18,6 +18,21 @@ final class SharedState<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
+/// Runs `body(thread, iteration)` `perThread` times on each of `threads` threads at once and
+/// waits for them all. Real threads: concurrentPerform would run only as many at once as there
+/// are CPUs.
+func onThreads(_ threads: Int, perThread: Int, _ body: @escaping @Sendable (_ thread: Int, _ iteration: Int) -> Void) {
+    let done = DispatchGroup()
+    for t in 0..<threads {
+        done.enter()
+        Thread {
+            defer { done.leave() }
+            for i in 0..<perThread { body(t, i) }
+        }.start()
+    }
+    done.wait()
+}
+
 /// Power cuts during a workload: `run` runs it while a thread takes a crash image of `fs` every
 /// few milliseconds, each with what the workload had acknowledged just before (and one more at
 /// the end); then every image is opened as a recovered store and handed to `check`, which must
@@ -63,25 +78,16 @@ struct GroupSaveTests {
     static func saveDesks(
         _ store: ObjectStore, model: Model, perThread: Int, acknowledged: SharedState<Set<Int64>>, failures: SharedState<[String]>
     ) {
-        // Real threads: concurrentPerform would run only as many at once as there are CPUs.
-        let done = DispatchGroup()
-        for t in 0..<threads {
-            done.enter()
-            Thread {
-                defer { done.leave() }
-                for i in 0..<perThread {
-                    let number = Int64(t * 10_000 + i)
-                    do {
-                        let desk = try store.newObjectID(for: model.id("Desk"))
-                        _ = try store.save(ChangeSet(changes: [.insert(desk, values: [model.field("Desk", "number"): .int(number)])]))
-                        _ = acknowledged.withLock { $0.insert(number) }
-                    } catch {
-                        failures.withLock { $0.append("thread \(t) save \(i): \(error)") }
-                    }
-                }
-            }.start()
+        onThreads(threads, perThread: perThread) { t, i in
+            let number = Int64(t * 10_000 + i)
+            do {
+                let desk = try store.newObjectID(for: model.id("Desk"))
+                _ = try store.save(ChangeSet(changes: [.insert(desk, values: [model.field("Desk", "number"): .int(number)])]))
+                _ = acknowledged.withLock { $0.insert(number) }
+            } catch {
+                failures.withLock { $0.append("thread \(t) save \(i): \(error)") }
+            }
         }
-        done.wait()
     }
 
     static func deskNumbers(_ store: ObjectStore, _ model: Model) throws -> Set<Int64> {

@@ -1,0 +1,246 @@
+// Save groups: single-store saves queued behind the save lock share one engine transaction and
+// one commit (flat combining; Decision 0008, Docs/Concurrency.md "Save groups").
+//
+// A saver pushes its save onto its home store's queue. If no leader is waiting for that queue,
+// it becomes the leader: it takes the save lock, takes every save queued by then (its own among
+// them), and runs them in queue order inside one `writeDeferringSync` of the store, each exactly
+// as `performSave` runs a save alone (`runSave`: apply, validate, flush, its own history record
+// and save ID). It commits once, releases the save lock, waits once for the commit's durability,
+// and hands each save its result. Every other saver sleeps on its own `Parker` until then — it
+// never touches the save lock. Savers that come while a group runs queue for the next leader,
+// who waits for the save lock meanwhile. A new leader yields the CPU once before it takes the
+// queue when other savers of the store are under way, so that those already runnable can join
+// its group.
+//
+// Each save stays atomic and fails on its own. A save that fails (CONFLICT, VALIDATION, unique,
+// deny, …) without having changed a page of the transaction (`WriteTransaction.changeMark`
+// unmoved — conflicts are found before anything is written) simply fails. One that fails after
+// writing (relationship edits write their link trees before validation) poisons the shared
+// transaction: the leader abandons it (the engine drops everything, I14), records the failure,
+// and runs the group again without that save — the saves before it come out the same, since
+// they read the same state. A commit or a durability wait that fails fails every save of the
+// group that had not failed on its own; nothing of the group is acknowledged.
+//
+// Saves IDs are handed out in queue order inside the group, observers hear of its saves in that
+// order once the commit is durable, and nobody returns before then (sync mode full).
+
+import Glibc
+import KeelStorage
+import Synchronization
+
+/// The single-store saves of one store waiting for a leader.
+final class SaveQueue: @unchecked Sendable {
+    // `@unchecked Sendable`: `pending` and `leaderWaiting` are guarded by `lock`.
+    let lock = PthreadMutex()
+    var pending: [QueuedSave] = []
+    /// A saver has become the leader of the saves queued now and has not taken them yet.
+    var leaderWaiting = false
+    /// Counts since open: groups led, saves they took, transactions abandoned for a save that
+    /// failed after writing.
+    private var counts = (groups: 0, saves: 0, abandoned: 0)
+    /// Savers between their push and their return (parked ones included).
+    private let inFlight = Atomic<Int>(0)
+
+    init() {}
+
+    /// Pushes `save`; true when its saver is to lead. The saver calls `finished` when it returns.
+    func push(_ save: QueuedSave) -> Bool {
+        inFlight.add(1, ordering: .relaxed)
+        lock.lock()
+        defer { lock.unlock() }
+        pending.append(save)
+        if leaderWaiting { return false }
+        leaderWaiting = true
+        return true
+    }
+
+    func finished() { inFlight.subtract(1, ordering: .relaxed) }
+
+    /// Whether another saver of this store is under way (queued, running or waiting for its
+    /// durability) besides the caller.
+    var othersInFlight: Bool { inFlight.load(ordering: .relaxed) > 1 }
+
+    /// Takes every queued save (the leader, under the save lock).
+    func take() -> [QueuedSave] {
+        lock.lock()
+        defer { lock.unlock() }
+        let group = pending
+        pending = []
+        leaderWaiting = false
+        counts.groups += 1
+        counts.saves += group.count
+        return group
+    }
+
+    func noteAbandoned() {
+        lock.lock()
+        counts.abandoned += 1
+        lock.unlock()
+    }
+
+    /// Saves waiting now (tests wait for a number of them).
+    var waiting: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return pending.count
+    }
+
+    var statistics: (groups: Int, saves: Int, abandoned: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return counts
+    }
+}
+
+/// One save waiting in a queue. Its closures belong to its saver, which sleeps until the leader
+/// has set `outcome` and unparked it, so the leader may call them. They are the saver's
+/// non-escaping closures (`withoutActuallyEscaping`): the leader lets go of them (`release`)
+/// before it unparks the saver, whose closures must not outlive its call.
+final class QueuedSave: @unchecked Sendable {
+    // `@unchecked Sendable`: written by the leader only while the saver is parked (or by the
+    // saver itself when it leads); the unpark orders those writes before the saver's reads.
+    typealias Apply = (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
+    private(set) var apply: Apply?
+    private(set) var onCommit: (() -> Void)?
+    let marks: [UInt64]
+    let parker = Parker()
+    var outcome: Result<SaveResult, KeelError>?
+    /// The result and history record, once the save is in the group's commit (not yet durable).
+    var committed: (result: SaveResult, record: HistoryRecord)?
+
+    init(apply: @escaping Apply, onCommit: @escaping () -> Void, marks: [UInt64]) {
+        self.apply = apply
+        self.onCommit = onCommit
+        self.marks = marks
+    }
+
+    /// Lets go of the saver's closures.
+    func release() {
+        apply = nil
+        onCommit = nil
+    }
+}
+
+/// Thrown out of the shared transaction to abandon it: the save at `member` failed after writing.
+private struct GroupAbort: Error {
+    let member: Int
+    let error: KeelError
+}
+
+extension ObjectStore {
+    /// Runs a save of store `home` alone in its own transaction, grouped with the other saves
+    /// queued for that store (see the top of the file). `performSave`'s contract.
+    func performGroupedSave(
+        home: Int, onCommit: () -> Void,
+        _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
+    ) throws(KeelError) -> SaveResult {
+        let marks = reservedMarks()
+        let outcome = withoutActuallyEscaping(apply) { apply in
+            withoutActuallyEscaping(onCommit) { onCommit in
+                let me = QueuedSave(apply: apply, onCommit: onCommit, marks: marks)
+                defer { saveQueues[home].finished() }
+                if saveQueues[home].push(me) {
+                    runGroup(home: home, leader: me)
+                } else {
+                    me.parker.park()
+                }
+                // Set by the group that took this save (this thread's own when it led): a leader
+                // settles every save it takes before it returns or unparks anyone.
+                return me.outcome ?? .failure(KeelError(.io, "a save group ended without settling a save"))
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Leads one group of store `home`: takes what is queued under the save lock, runs it in one
+    /// transaction, waits once for its durability, settles every save and wakes the others.
+    private func runGroup(home: Int, leader: QueuedSave) {
+        // While other savers are under way, give the CPU away once before taking the queue: the
+        // savers that are runnable reach the queue meanwhile and join this group (16 clients on
+        // 2 cores: ~7 saves per transaction instead of ~1.3-2.5, and ~20-40% less CPU per save;
+        // Performance.md, round `groupsave`). A lone saver does not yield: on a loaded machine
+        // the yield hands its CPU to other processes and only adds latency.
+        if saveQueues[home].othersInFlight { sched_yield() }
+        let (group, ticket) = saveLock.withLock { (counter: inout SaveCounter) -> ([QueuedSave], CommitTicket?) in
+            let group = saveQueues[home].take()
+            return (group, commitGroup(group, home: home, counter: &counter))
+        }
+        // Outside the save lock, as for a save alone: the next group commits meanwhile and shares
+        // this fsync.
+        let done = group.filter { $0.committed != nil }
+        for save in done { save.onCommit?() }
+        var failure: KeelError?
+        if let ticket {
+            do throws(StorageError) {
+                try stores[home].waitDurable(ticket)
+            } catch {
+                failure = KeelError(error)
+            }
+        }
+        for save in done {
+            guard let (result, record) = save.committed else { continue }
+            settleNotice(record.saveID, durable: failure == nil)
+            save.outcome = failure.map { .failure($0) } ?? .success(result)
+        }
+        for save in group {
+            save.release()
+            if save !== leader { save.parker.unpark() }
+        }
+    }
+
+    /// Runs `group` in one write transaction of store `home` (the save lock held) and commits it;
+    /// returns the commit's ticket, or nil when it failed. Sets `outcome` of each save that
+    /// failed (on its own, or with the commit) and `committed` of each one the commit holds.
+    private func commitGroup(_ group: [QueuedSave], home: Int, counter: inout SaveCounter) -> CommitTicket? {
+        var live = Array(group.indices)
+        while true {
+            var next = counter
+            var ran: [(member: Int, result: SaveResult, record: HistoryRecord)] = []
+            var reachedCommit = false
+            do {
+                let (_, ticket) = try stores[home].writeDeferringSync { (txn: WriteTransaction) throws in
+                    for m in live {
+                        let save = group[m]
+                        guard let apply = save.apply else { continue }
+                        let mark = txn.changeMark
+                        let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: next.stored)
+                        session.txns[home] = txn
+                        do throws(KeelError) {
+                            let (result, record) = try runSave(session, order: [home], saveID: next.last + 1, marks: save.marks, apply)
+                            next.last += 1
+                            next.noteStored(result.inserted)
+                            ran.append((m, result, record))
+                        } catch {
+                            // Nothing written: the save fails alone and the transaction goes on.
+                            // Something written: the transaction is abandoned (below).
+                            guard txn.changeMark == mark else { throw GroupAbort(member: m, error: error) }
+                            save.outcome = .failure(error)
+                        }
+                    }
+                    reachedCommit = true
+                }
+                counter = next
+                committed.store(counter.last, ordering: .releasing)
+                // Queued under the save lock, so observers hear saves in commit order (once durable).
+                for (m, result, record) in ran {
+                    group[m].committed = (result, record)
+                    queueNotice(record)
+                }
+                return ticket
+            } catch let abort as GroupAbort {
+                // Run the group again without the save that failed, nor those that failed alone
+                // before it (they fail the same way against the same state).
+                group[abort.member].outcome = .failure(abort.error)
+                saveQueues[home].noteAbandoned()
+                live.removeAll { group[$0].outcome != nil }
+            } catch {
+                let failure = (error as? KeelError) ?? (error as? StorageError).map { KeelError($0) }
+                    ?? KeelError(.internal, "unexpected error: \(error)")
+                // A commit that failed part-way: never hand its ids out again (as a save alone).
+                if reachedCommit { counter = next }
+                for m in live where group[m].outcome == nil { group[m].outcome = .failure(failure) }
+                return nil
+            }
+        }
+    }
+}
