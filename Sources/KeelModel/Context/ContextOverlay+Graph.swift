@@ -43,12 +43,19 @@ extension ContextOverlay: ObjectReader, GraphEditor {
         return out
     }
 
+    /// Whether the members of `id`'s to-many `field` differ from the base's list: the object is
+    /// inserted or deleted here, or the list has pending edits. Only such lists are worked out
+    /// by the overlay; the others are the base's as they are.
+    @inline(__always)
+    func hasPendingMembers(_ id: ObjectID, field: Int) -> Bool {
+        rows[id]?.isInserted == true || (!members.isEmpty && members[MemberKey(id: id, field: field)] != nil)
+            || deleted.contains(id)
+    }
+
     /// The base's lists in one read when none of the fields has pending changes and the object
     /// is a saved one; else field by field.
     func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {
-        let pending = deleted.contains(id) || rows[id]?.isInserted == true
-            || (!members.isEmpty && fields.contains { members[MemberKey(id: id, field: $0)] != nil })
-        guard !pending, fields.count > 1 else {
+        guard fields.count > 1, !fields.contains(where: { hasPendingMembers(id, field: $0) }) else {
             var lists: [[ObjectID]] = []
             for field in fields { lists.append(try members(of: id, field: field)) }
             return lists

@@ -26,7 +26,8 @@ public protocol ContextStore: AnyObject, Sendable {
     /// snapshot there: a snapshot still open through that checkpoint is older than the save's own
     /// commit, so the checkpoint could not empty the log, and a context that reads and saves in a
     /// loop kept the log growing (Docs/Performance.md, "Object layer"). `committed` is not called
-    /// when the save fails before its commit (nothing written).
+    /// when the save fails before its commit (nothing written). It may run on another thread
+    /// while this call waits (an object store's save groups), so it must not save itself.
     func save(_ changes: ChangeSet, mergePolicy: MergePolicy, committed: () -> Void) throws(KeelError) -> SaveResult
 }
 

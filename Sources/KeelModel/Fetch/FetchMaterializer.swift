@@ -199,7 +199,7 @@ struct FetchMaterializer {
         var out = [[ObjectID]](repeating: [], count: ids.count)
         var fromBase: [Int] = []
         for (i, id) in ids.enumerated() {
-            if state.rows[id]?.isInserted == true || state.members[MemberKey(id: id, field: field)] != nil || state.deleted.contains(id) {
+            if state.hasPendingMembers(id, field: field) {
                 out[i] = try state.members(of: id, field: field)
             } else {
                 fromBase.append(i)

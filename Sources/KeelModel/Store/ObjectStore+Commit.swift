@@ -1,4 +1,6 @@
-// The save pipeline shared by `save` and the batch requests: under the save lock, take the
+// The save pipeline of multi-store saves and the batch requests (a single-store save runs the same
+// steps, `runSave`, in a transaction shared with the other saves queued for its store:
+// ObjectStore+SaveGroup.swift): under the save lock, take the
 // engine write transactions of the touched stores (configuration order: the first outermost, so
 // it commits last), let the caller apply its changes to a SaveSession, validate, flush rows and
 // indexes, write the history record and the save counter into the save's home store (the first

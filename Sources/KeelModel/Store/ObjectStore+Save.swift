@@ -27,7 +27,9 @@ extension ObjectStore {
 
     /// As `save(_:mergePolicy:)`; `committed` runs once the save has committed, before it waits
     /// for durability and runs the automatic checkpoint (`ContextStore`). An empty change set
-    /// commits nothing and calls it at once.
+    /// commits nothing and calls it at once. A single-store save may run in a group led by
+    /// another saver's thread (ObjectStore+SaveGroup.swift): `committed` then runs on that thread
+    /// while this call waits, so it must not save or block on this thread's work.
     public func save(_ changes: ChangeSet, mergePolicy: MergePolicy, committed: () -> Void) throws(KeelError) -> SaveResult {
         if changes.isEmpty {
             committed()

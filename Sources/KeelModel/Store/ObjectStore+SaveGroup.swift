@@ -21,7 +21,7 @@
 // they read the same state. A commit or a durability wait that fails fails every save of the
 // group that had not failed on its own; nothing of the group is acknowledged.
 //
-// Saves IDs are handed out in queue order inside the group, observers hear of its saves in that
+// Save IDs are handed out in queue order inside the group, observers hear of its saves in that
 // order once the commit is durable, and nobody returns before then (sync mode full).
 
 import Glibc
@@ -121,15 +121,10 @@ final class QueuedSave: @unchecked Sendable {
     }
 }
 
-/// Thrown out of the shared transaction to abandon it: the save at `member` failed after writing.
-private struct GroupAbort: Error {
-    let member: Int
-    let error: KeelError
-}
-
 extension ObjectStore {
-    /// Runs a save of store `home` alone in its own transaction, grouped with the other saves
-    /// queued for that store (see the top of the file). `performSave`'s contract.
+    /// Runs a save of store `home` in a transaction shared with the other saves queued for that
+    /// store (see the top of the file). `performSave`'s contract; `onCommit` may run on another
+    /// saver's thread (the group's leader) while this one waits.
     func performGroupedSave(
         home: Int, onCommit: () -> Void,
         _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
@@ -178,7 +173,7 @@ extension ObjectStore {
             }
         }
         for save in done {
-            guard let (result, record) = save.committed else { continue }
+            let (result, record) = save.committed!
             settleNotice(record.saveID, durable: failure == nil)
             save.outcome = failure.map { .failure($0) } ?? .success(result)
         }
@@ -197,11 +192,13 @@ extension ObjectStore {
             var next = counter
             var ran: [(member: Int, result: SaveResult, record: HistoryRecord)] = []
             var reachedCommit = false
-            do {
-                let (_, ticket) = try stores[home].writeDeferringSync { (txn: WriteTransaction) throws in
+            // The save that failed after writing, which abandons the transaction.
+            var abort: Int?
+            do throws(KeelError) {
+                let (_, ticket) = try untyped { try stores[home].writeDeferringSync { (txn: WriteTransaction) throws in
                     for m in live {
                         let save = group[m]
-                        guard let apply = save.apply else { continue }
+                        guard let apply = save.apply else { preconditionFailure("a queued save is released only once settled") }
                         let mark = txn.changeMark
                         let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: next.stored)
                         session.txns[home] = txn
@@ -213,12 +210,15 @@ extension ObjectStore {
                         } catch {
                             // Nothing written: the save fails alone and the transaction goes on.
                             // Something written: the transaction is abandoned (below).
-                            guard txn.changeMark == mark else { throw GroupAbort(member: m, error: error) }
                             save.outcome = .failure(error)
+                            guard txn.changeMark == mark else {
+                                abort = m
+                                throw error
+                            }
                         }
                     }
                     reachedCommit = true
-                }
+                } }
                 counter = next
                 committed.store(counter.last, ordering: .releasing)
                 // Queued under the save lock, so observers hear saves in commit order (once durable).
@@ -227,18 +227,18 @@ extension ObjectStore {
                     queueNotice(record)
                 }
                 return ticket
-            } catch let abort as GroupAbort {
-                // Run the group again without the save that failed, nor those that failed alone
-                // before it (they fail the same way against the same state).
-                group[abort.member].outcome = .failure(abort.error)
-                saveQueues[home].noteAbandoned()
-                live.removeAll { group[$0].outcome != nil }
             } catch {
-                let failure = (error as? KeelError) ?? (error as? StorageError).map { KeelError($0) }
-                    ?? KeelError(.internal, "unexpected error: \(error)")
+                if abort != nil {
+                    // Run the group again without the save that failed (its outcome is set), nor
+                    // those that failed alone before it (they fail the same way against the same
+                    // state).
+                    saveQueues[home].noteAbandoned()
+                    live.removeAll { group[$0].outcome != nil }
+                    continue
+                }
                 // A commit that failed part-way: never hand its ids out again (as a save alone).
                 if reachedCommit { counter = next }
-                for m in live where group[m].outcome == nil { group[m].outcome = .failure(failure) }
+                for m in live where group[m].outcome == nil { group[m].outcome = .failure(error) }
                 return nil
             }
         }

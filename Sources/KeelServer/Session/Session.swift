@@ -142,7 +142,13 @@ final class Session {
     func flush() {
         guard !pending.isEmpty || pendingFinals > 0 else { return }
         link.deliver(pending, finals: pendingFinals, close: quitting)
-        pending.removeAll(keepingCapacity: true)
+        // Keep a usual chunk's room for the next replies, not a big reply's (a GET of a large
+        // binary, a long HISTORY): a connection must not hold its largest reply's memory.
+        if pending.capacity > 2 * Self.chunkBytes {
+            pending = []
+        } else {
+            pending.removeAll(keepingCapacity: true)
+        }
         pendingFinals = 0
     }
 

@@ -44,7 +44,8 @@ extension BTreeCursor {
                 // any order gives the same answers (ascending order gives them fastest).
                 if i > 0, Node.compare(key(i), key(i - 1)) < 0 { invalidate() }
                 let leaf = try leafForward(to: key(i))
-                keel_prefetch(leaf.base, leaf.pageSize)
+                // Keys of one leaf follow each other: its page is prefetched once.
+                if leaves.last?.number != leaf.number { keel_prefetch(leaf.base, leaf.pageSize) }
                 leaves.append(leaf)
             }
             for i in start..<end {

@@ -14,9 +14,11 @@ import Testing
 struct SaveGroupTests {
     /// Runs `saves` (each from a thread of its own) as one group of store 0, in this order: the
     /// test holds the save lock while they queue, each thread started once the one before it is
-    /// queued, then lets the leader (the first) take them all.
-    static func runAsOneGroup(_ store: ObjectStore, _ saves: [ChangeSet]) -> [Result<SaveResult, KeelError>] {
+    /// queued, then lets the leader (the first) take them all. Also gives how many times each
+    /// save's `committed` hook ran.
+    static func runAsOneGroup(_ store: ObjectStore, _ saves: [ChangeSet]) -> (results: [Result<SaveResult, KeelError>], hooks: [Int]) {
         let results = SharedState<[Int: Result<SaveResult, KeelError>]>([:])
+        let hooks = SharedState<[Int]>(Array(repeating: 0, count: saves.count))
         let done = DispatchGroup()
         store.saveLock.withLock { _ in
             for (i, changes) in saves.enumerated() {
@@ -25,7 +27,7 @@ struct SaveGroupTests {
                     defer { done.leave() }
                     let result: Result<SaveResult, KeelError>
                     do throws(KeelError) {
-                        result = .success(try store.save(changes))
+                        result = .success(try store.save(changes, mergePolicy: .error, committed: { hooks.withLock { $0[i] += 1 } }))
                     } catch {
                         result = .failure(error)
                     }
@@ -36,7 +38,7 @@ struct SaveGroupTests {
         }
         done.wait()
         let all = results.withLock { $0 }
-        return saves.indices.map { all[$0] ?? .failure(KeelError(.internal, "no result")) }
+        return (saves.indices.map { all[$0] ?? .failure(KeelError(.internal, "no result")) }, hooks.withLock { $0 })
     }
 
     static func code(_ r: Result<SaveResult, KeelError>) -> KeelError.Code? {
@@ -95,7 +97,9 @@ struct SaveGroupTests {
         let before = f.store.lastSaveID.rawValue
         let transactionsBefore = try f.store.stores[0].statistics().lastTransaction
         let statsBefore = f.store.saveQueues[0].statistics
-        let results = Self.runAsOneGroup(f.store, saves)
+        let (results, hooks) = Self.runAsOneGroup(f.store, saves)
+        // The hook runs once for each save the commit holds, never for a failed one, rerun or not.
+        #expect(hooks == [1, 0, 0, 1, 0, 1])
 
         #expect(Self.code(results[1]) == .constraint)
         #expect(Self.code(results[2]) == .validation)
@@ -126,6 +130,29 @@ struct SaveGroupTests {
         #expect(history.map(\.saveID.rawValue) == [before + 1, before + 2, before + 3])
         #expect(history.map(\.inserted) == [[sales], [], [support]])
         #expect(history[1].updated.keys.sorted() == [desk])
+        try f.expectConsistent()
+    }
+
+    @Test("A group whose log write fails: every save of it fails, nothing of it is written, its save IDs are not handed out again, the store goes on")
+    func failedLogWrite() throws {
+        let fs = FaultInjectingFileSystem(wrapping: InMemoryFileSystem())
+        let f = try StoreFixture(fs: fs)
+        let ids = try (0..<3).map { _ in try f.new("Department") }
+        let saves = ids.enumerated().map { i, id in
+            ChangeSet(changes: [.insert(id, values: f.values("Department", ["name": .string("D\(i)")]))])
+        }
+        let before = f.store.lastSaveID.rawValue
+        fs.fail(.write, at: fs.operationCount(of: .write, pathSuffix: "-wal") + 1, with: .diskFull, pathSuffix: "-wal")
+        let (results, hooks) = Self.runAsOneGroup(f.store, saves)
+        #expect(fs.triggeredFaults == 1)
+        for r in results { #expect(Self.code(r) != nil, "\(r)") }
+        #expect(hooks == [0, 0, 0])
+        for id in ids { #expect(try f.object(id) == nil) }
+        // The disk has room again: the same names save, under save IDs the failed group did not use.
+        let again = try f.new("Department")
+        let result = try f.store.save(ChangeSet(changes: [.insert(again, values: f.values("Department", ["name": .string("D0")]))]))
+        #expect((result.saveID?.rawValue ?? 0) > before + UInt64(saves.count))
+        #expect(try f.object(again) != nil)
         try f.expectConsistent()
     }
 
