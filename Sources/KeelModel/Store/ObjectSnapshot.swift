@@ -117,27 +117,32 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     /// Many objects at once (one read transaction per store): nil where there is no such object.
-    /// The lookups run in key order (entity, number), whatever the order asked for, with one
-    /// cursor per tree seeking forward (`TreeReading.RowLookup`), so neighbouring rows share the
-    /// pages of their path; the results come back in the order asked.
+    /// The IDs are split by object tree (an entity's family shares one) and each tree's share is
+    /// looked up in key order (entity, number), whatever the order asked for, eight at a time
+    /// with their leaves prefetched (`TreeReading.rows`, as an index read's rows are); the
+    /// results come back in the order asked. Repeated IDs get the same row at each position.
     public func objects(_ ids: [ObjectID]) throws(KeelError) -> [StoredObject?] {
         var out = [StoredObject?](repeating: nil, count: ids.count)
         let count = model.entities.count
-        let order = Self.keyOrder(ids)
-        for s in snapshots.indices {
-            guard order.contains(where: { ids[$0].entity.index < count && layout.storeOf[ids[$0].entity.index] == s }) else { continue }
+        // Each tree's positions of `ids`, in key order; `shareOf[e]`: the share of entity e's tree.
+        var shares: [(store: Int, tree: String, order: [Int])] = []
+        var shareOf = [Int](repeating: -1, count: count)
+        for i in Self.keyOrder(ids) {
+            let e = ids[i].entity.index
+            guard e < count else { continue }  // no such entity: nil
+            if shareOf[e] < 0 {
+                let (store, tree) = (layout.storeOf[e], layout.objects[e])
+                shareOf[e] = shares.firstIndex { $0.store == store && $0.tree == tree } ?? shares.endIndex
+                if shareOf[e] == shares.endIndex { shares.append((store, tree, [])) }
+            }
+            shares[shareOf[e]].order.append(i)
+        }
+        for s in Set(shares.map(\.store)).sorted() {
             try read(store: s) { (txn) throws(KeelError) in
-                var entity = -1
-                var lookup = try TreeReading.RowLookup(nil)
-                for i in order {
-                    let e = ids[i].entity.index
-                    guard e < count, layout.storeOf[e] == s else { continue }
-                    if e != entity {
-                        entity = e
-                        let tree = try self.tree(txn, layout.objects[e])
-                        if tree !== lookup.tree { lookup = try TreeReading.RowLookup(tree) }
-                    }
-                    out[i] = try lookup.row(ids[i], fieldCount: layout.fieldCounts[e])
+                for share in shares where share.store == s {
+                    try TreeReading.rows(
+                        try self.tree(txn, share.tree), ids, order: share.order, fieldCount: { layout.fieldCounts[$0.entity.index] },
+                        into: &out)
                 }
             }
         }

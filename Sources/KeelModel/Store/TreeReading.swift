@@ -41,38 +41,6 @@ enum TreeReading {
         return try result?.get()
     }
 
-    /// Rows looked up with one cursor, in ascending key order (the callers sort their IDs,
-    /// `ObjectSnapshot.keyOrder`): each lookup seeks forward from the previous row
-    /// (`Cursor.seekForward`), so rows in one leaf cost one leaf search and rows in nearby leaves
-    /// a short descent instead of one from the root each. IDs in any order give the same rows.
-    struct RowLookup {
-        let tree: Tree?
-        private var cursor: Cursor?
-        private var key: [UInt8] = []
-
-        init(_ tree: Tree?) throws(KeelError) {
-            self.tree = tree
-            cursor = try tree.map { (t) throws(KeelError) in try engine { () throws(StorageError) in try t.cursor() } }
-            key.reserveCapacity(KeyEncoding.objectKeySize)
-        }
-
-        /// The row of `id` (nil when there is none).
-        mutating func row(_ id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject? {
-            guard cursor != nil else { return nil }
-            key.removeAll(keepingCapacity: true)
-            KeyEncoding.appendObjectKey(id, to: &key)
-            let wanted = key
-            let result = try engine { () throws(StorageError) -> Result<StoredObject, KeelError>? in
-                guard try cursor?.seekForward(to: wanted) == true else { return nil }
-                return try cursor?.withEntry { k, v -> Result<StoredObject, KeelError>? in
-                    guard k.elementsEqual(wanted) else { return nil }
-                    return Result { () throws(KeelError) -> StoredObject in try RowCodec.decode(v, id: id, fieldCount: fieldCount) }
-                } ?? nil
-            }
-            return try result?.get()
-        }
-    }
-
     /// The rows of many objects at once: `ids` looked up in `order` (ascending key order, as
     /// `ObjectSnapshot.keyOrder` gives), with their leaves' cache misses overlapped
     /// (`Cursor.lookUpEach`). The result is indexed like `ids`; nil where an object has no row.
@@ -80,7 +48,18 @@ enum TreeReading {
         _ tree: Tree?, _ ids: [ObjectID], order: [Int], fieldCount: (ObjectID) -> Int
     ) throws(KeelError) -> [StoredObject?] {
         var found = [StoredObject?](repeating: nil, count: ids.count)
-        guard let tree, !ids.isEmpty else { return found }
+        try rows(tree, ids, order: order, fieldCount: fieldCount, into: &found)
+        return found
+    }
+
+    /// The rows of the IDs at `order`'s positions (ascending key order; the other positions of
+    /// `ids` are not looked up), each written to its position in `found` (indexed like `ids`);
+    /// a position whose object has no row is left as it was. `ObjectSnapshot.objects` looks up
+    /// each object tree's share of its IDs this way, into one result.
+    static func rows(
+        _ tree: Tree?, _ ids: [ObjectID], order: [Int], fieldCount: (ObjectID) -> Int, into found: inout [StoredObject?]
+    ) throws(KeelError) {
+        guard let tree, !order.isEmpty else { return }
         let size = KeyEncoding.objectKeySize
         var keys: [UInt8] = []
         keys.reserveCapacity(order.count * size)
@@ -104,7 +83,6 @@ enum TreeReading {
             try done.get()
         }
         if let failure { throw failure }
-        return found
     }
 
     /// The members of `id` in a link tree: `link/` keys are source·destination, `olink/` keys
@@ -122,7 +100,7 @@ enum TreeReading {
         try lookup.forEach(id, body)
     }
 
-    /// Link-tree members of many owners with one cursor, like `RowLookup`: each owner's entries
+    /// Link-tree members of many owners with one cursor: each owner's entries
     /// are found by seeking forward from where the previous owner's ended (`Cursor.seekForward`),
     /// so owners asked in ascending key order (`ObjectSnapshot.keyOrder`) whose entries share a
     /// leaf cost a leaf search each, and owners without members — the common case of a to-many
