@@ -56,9 +56,7 @@ extension ContextOverlay: ObjectReader, GraphEditor {
     /// is a saved one; else field by field.
     func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {
         guard fields.count > 1, !fields.contains(where: { hasPendingMembers(id, field: $0) }) else {
-            var lists: [[ObjectID]] = []
-            for field in fields { lists.append(try members(of: id, field: field)) }
-            return lists
+            return try fields.map { (field) throws(KeelError) in try members(of: id, field: field) }
         }
         return try reader().members(of: id, fields: fields)
     }

@@ -48,10 +48,7 @@ extension ObjectReader {
 
     /// One field at a time.
     public func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {
-        var lists: [[ObjectID]] = []
-        lists.reserveCapacity(fields.count)
-        for field in fields { lists.append(try members(of: id, field: field)) }
-        return lists
+        try fields.map { (field) throws(KeelError) in try members(of: id, field: field) }
     }
 }
 

@@ -150,27 +150,29 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     public func members(of id: ObjectID, field: Int) throws(KeelError) -> [ObjectID] {
-        try members(of: id, fields: [field])[0]
+        let link = try linkTree(of: id, field: field)
+        return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> [ObjectID] in
+            try TreeReading.members(try self.tree(txn, link.tree), id, ordered: link.ordered)
+        }
     }
 
     /// Every list in one engine read of the object's store (its link trees all live there).
     public func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {
+        let links = try fields.map { (field) throws(KeelError) in try linkTree(of: id, field: field) }
+        return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> [[ObjectID]] in
+            try links.map { (link) throws(KeelError) in try TreeReading.members(try self.tree(txn, link.tree), id, ordered: link.ordered) }
+        }
+    }
+
+    /// The link tree of `id`'s to-many `field` and whether it is ordered (NO_SUCH_PROPERTY when
+    /// the field is not a to-many relationship of the object's entity).
+    private func linkTree(of id: ObjectID, field: Int) throws(KeelError) -> (tree: String, ordered: Bool) {
         try checkEntity(id.entity)
         let entity = model[id.entity]
-        var links: [(tree: String, ordered: Bool)] = []
-        links.reserveCapacity(fields.count)
-        for field in fields {
-            guard field >= 0, field < entity.properties.count, let name = layout.links[id.entity.index][field],
-                case .relationship(let r) = entity.properties[field]
-            else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
-            links.append((name, r.isOrdered))
-        }
-        return try read(store: layout.storeOf[id.entity.index]) { (txn) throws(KeelError) -> [[ObjectID]] in
-            var lists: [[ObjectID]] = []
-            lists.reserveCapacity(links.count)
-            for link in links { lists.append(try TreeReading.members(try self.tree(txn, link.tree), id, ordered: link.ordered)) }
-            return lists
-        }
+        guard field >= 0, field < entity.properties.count, let name = layout.links[id.entity.index][field],
+            case .relationship(let r) = entity.properties[field]
+        else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
+        return (name, r.isOrdered)
     }
 
     /// Streams in chunks of 256 rows, each read in its own engine read, so `body` may read this
