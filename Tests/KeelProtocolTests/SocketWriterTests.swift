@@ -118,4 +118,30 @@ struct SocketWriterTests {
         #expect(String(buffer: third) == "third\n")
         #expect(wire.take(channel: nil) == nil)
     }
+
+    @Test("OutputWire: after a burst is taken, the next starts with room for as much (up to reservedBytes), and its bytes are its own")
+    func nextBurstRoom() throws {
+        let (a, b) = try Self.pair()
+        defer { close(a); close(b) }
+        let writer = try #require(SocketWriter(duplicating: a))
+        var wire = OutputWire(socket: writer)
+        for size in [1, 700, 5000, OutputWire.reservedBytes, 3 * OutputWire.reservedBytes] {
+            let burst = String(repeating: "x", count: size - 1) + "\n"
+            wire.outgoing.writeString(burst)
+            guard case .direct(let taken, _)? = wire.take(channel: nil) else {
+                Issue.record("a burst of \(size) bytes is a direct send")
+                return
+            }
+            #expect(String(buffer: taken) == burst)
+            #expect(wire.outgoing.readableBytes == 0)
+            #expect(wire.outgoing.capacity >= min(size, OutputWire.reservedBytes))
+            // Writing the next burst leaves the one taken as it was.
+            wire.outgoing.writeString("next\n")
+            #expect(String(buffer: taken) == burst && String(buffer: wire.outgoing) == "next\n")
+            wire.outgoing.clear()
+            var all = taken
+            all.moveReaderIndex(forwardBy: all.readableBytes)
+            #expect(wire.sent(leaving: all, channel: nil) == nil && wire.isIdle)
+        }
+    }
 }

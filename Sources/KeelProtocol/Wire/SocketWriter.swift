@@ -110,14 +110,24 @@ package struct OutputWire: Sendable {
         guard isIdle, outgoing.readableBytes > 0 else { return nil }
         let bytes = outgoing
         if let socket {
-            outgoing = ByteBuffer()
+            outgoing = Self.nextBuffer(after: bytes)
             turn = .direct
             return .direct(bytes, socket)
         }
         guard let channel else { return nil }
-        outgoing = ByteBuffer()
+        outgoing = Self.nextBuffer(after: bytes)
         turn = .nio
         return .nio(bytes, channel)
+    }
+
+    /// The most room a new `outgoing` starts with (see `nextBuffer`).
+    package static let reservedBytes = 16 * 1024
+
+    /// The buffer for the next burst: room for as much as the burst just taken (up to
+    /// `reservedBytes`), so that it fills without growing a doubling at a time — a burst of
+    /// requests or replies is usually about as large as the one before it.
+    private static func nextBuffer(after bytes: ByteBuffer) -> ByteBuffer {
+        ByteBufferAllocator().buffer(capacity: min(bytes.writerIndex, reservedBytes))
     }
 
     /// A direct send returned leaving `rest` (read index past what the socket took): NIO's turn
