@@ -125,46 +125,6 @@ struct ConnectionTests {
         #expect(connection.statistics.discardedLines == 0)
     }
 
-    @Test("replies' long keys come from the connection's key table: GET and FETCH rows read every member, set or null")
-    func longKeysOfReplies() async throws {
-        let daemon = try LiveDaemon()
-        let connection = try await daemon.connect(LiveDaemon.options())
-        // `registrationNumber` is the model's one property name over 15 bytes (JSONKeyTable).
-        let objects: [JSON] = (0..<40).map { i in
-            ["name": .string("r-\(i)"), "registrationNumber": i % 2 == 0 ? .int(Int64(i) * 1000) : .null]
-        }
-        #expect(try await connection.batchInsert(entity: "Company", objects: objects).inserted == 40)
-        let wrong = Findings()
-        var ids: [String: String] = [:]
-        for try await row in connection.rows("FETCH", ["entity": "Company", "predicate": "name BEGINSWITH 'r-'"]) {
-            guard let name = row["name"]?.stringValue, let i = Int(name.dropFirst(2)), let id = row["$id"]?.stringValue else {
-                wrong.add("row \(row.serialized())")
-                continue
-            }
-            ids[name] = id
-            if row["registrationNumber"] != objects[i]["registrationNumber"] { wrong.add("row \(row.serialized())") }
-        }
-        #expect(ids.count == 40)
-        await withTaskGroup(of: Void.self) { group in
-            for (name, id) in ids {
-                group.addTask {
-                    guard let i = Int(name.dropFirst(2)), let object = try? await connection.request("GET", ["$id": .string(id)]) else {
-                        wrong.add("GET \(id) failed")
-                        return
-                    }
-                    let keys = object.objectValue.map { Array($0.keys) } ?? []
-                    if object["registrationNumber"] != objects[i]["registrationNumber"] || !keys.contains("registrationNumber")
-                        || object["name"]?.stringValue != name
-                    {
-                        wrong.add("GET \(id) → \(object.serialized())")
-                    }
-                }
-            }
-        }
-        #expect(wrong.all == [])
-        await connection.close()
-    }
-
     /// A GET of an object that does not exist: its ERR must be NOT_FOUND and name the object.
     static func getMissing(_ connection: KeelConnection, _ missing: String, _ findings: Findings) async {
         do throws(KeelError) {

@@ -9,10 +9,8 @@ extension ConnectionCore {
     /// Sends `command` and waits for its final line: the OK payload, or the ERR as a
     /// `KeelError`. Fails with TIMEOUT after `timeout`, with CANCELLED when the task is
     /// cancelled (the late reply is discarded by tag either way), with DISCONNECTED when the
-    /// connection goes. The OK payload's object keys that `keys` holds are taken from it.
-    func call(
-        _ command: String, _ arguments: JSON?, timeout: TimeAmount, keys: JSONKeyTable? = nil, whileClosing: Bool = false
-    ) async throws(KeelError) -> JSON? {
+    /// connection goes.
+    func call(_ command: String, _ arguments: JSON?, timeout: TimeAmount, whileClosing: Bool = false) async throws(KeelError) -> JSON? {
         let tag = makeTag()
         let line = try encode(tag: tag, command: command, arguments: arguments)
         let result = await withTaskCancellationHandler {
@@ -25,15 +23,15 @@ extension ConnectionCore {
         } onCancel: {
             self.cancel(tag)
         }
-        return try result.flatMap { $0.outcome(command: command, keys: keys) }.get()
+        return try result.flatMap { $0.outcome(command: command) }.get()
     }
 
     /// Sends `command` and returns its rows as a stream, each decoded by `decode`. The stream
     /// ends with the final OK, or throws its ERR (or TIMEOUT, CANCELLED, DISCONNECTED). The
     /// deadline counts while the stream waits for the daemon: it starts again at each row, and
-    /// stops while the consumer is behind. Rows' object keys that `keys` holds are taken from it.
+    /// stops while the consumer is behind.
     func stream<Element: Sendable>(
-        _ command: String, _ arguments: JSON?, timeout: TimeAmount, highWater: Int, lowWater: Int, keys: JSONKeyTable? = nil,
+        _ command: String, _ arguments: JSON?, timeout: TimeAmount, highWater: Int, lowWater: Int,
         decode: @escaping @Sendable (JSON) throws(KeelError) -> Element
     ) -> KeelStream<Element> {
         let tag = makeTag()
@@ -48,7 +46,7 @@ extension ConnectionCore {
             decode: { (line, start) throws(KeelError) -> Element in
                 let json: JSON
                 do throws(KeelError) {
-                    json = try JSON.parse(line[start...], keys: keys)
+                    json = try JSON.parse(line[start...])
                 } catch {
                     throw KeelError(.internal, "a row of \(command) cannot be read: \(error.message)")
                 }

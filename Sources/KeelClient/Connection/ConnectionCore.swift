@@ -42,13 +42,12 @@ struct RawReply: Sendable {
     let head: ReplyHead
 
     /// The OK payload, or the ERR as a `KeelError`; a line whose JSON cannot be read is
-    /// `INTERNAL` (a defect of the daemon; the connection stays in step, lines are whole). An
-    /// OK payload's keys that `keys` holds are taken from it (JSONKeyTable).
-    func outcome(command: String, keys: JSONKeyTable? = nil) -> Result<JSON?, KeelError> {
+    /// `INTERNAL` (a defect of the daemon; the connection stays in step, lines are whole).
+    func outcome(command: String) -> Result<JSON?, KeelError> {
         let reply: Reply
         do {
             // The usual case, read without making a `Reply` (nor its tag's text).
-            if case .ok = head.kind { return .success(try head.payload(line, keys: keys)) }
+            if case .ok = head.kind { return .success(try head.payload(line)) }
             reply = try head.reply(line)
         } catch {
             return .failure(KeelError(

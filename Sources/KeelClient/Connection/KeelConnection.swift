@@ -33,9 +33,6 @@ public final class KeelConnection: Sendable {
     public let model: Model
     let core: ConnectionCore
     let channel: any Channel
-    /// The model's property names (and `$id`, `$entity`, `$version`) as `String`s made once:
-    /// the objects of replies take their keys from here rather than making them anew.
-    let replyKeys: JSONKeyTable
 
     private init(socketPath: String, clientName: String, options: Options, hello: ServerHello, model: Model, core: ConnectionCore, channel: any Channel) {
         self.socketPath = socketPath
@@ -45,7 +42,6 @@ public final class KeelConnection: Sendable {
         self.model = model
         self.core = core
         self.channel = channel
-        self.replyKeys = JSONKeyTable(model: model)
     }
 
     deinit {
@@ -159,7 +155,7 @@ public final class KeelConnection: Sendable {
     /// commands), `CANCELLED`, `DISCONNECTED`, and `BAD_REQUEST`/`TOO_LARGE` for a request no
     /// line can carry (nothing is sent then). Use `rows` for FETCH and HISTORY.
     public func request(_ command: String, _ arguments: JSON? = nil, deadline: Duration? = nil) async throws(KeelError) -> JSON? {
-        try await core.call(command, arguments, timeout: timeout(command, deadline), keys: replyKeys)
+        try await core.call(command, arguments, timeout: timeout(command, deadline))
     }
 
     /// Sends `command` and streams its ROW lines as they come; the stream ends at its OK or
@@ -175,7 +171,7 @@ public final class KeelConnection: Sendable {
     ) -> KeelStream<Element> {
         core.stream(
             command, arguments, timeout: timeout(command, deadline), highWater: options.streamHighWater, lowWater: options.streamLowWater,
-            keys: replyKeys, decode: decode)
+            decode: decode)
     }
 
     private func timeout(_ command: String, _ deadline: Duration?) -> TimeAmount {

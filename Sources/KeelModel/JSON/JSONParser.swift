@@ -32,17 +32,16 @@ extension JSON {
         return try result.get()
     }
 
-    /// Parses one JSON text from its UTF-8 bytes; objects' keys that `keys` holds are taken
-    /// from it (JSONKeyTable.swift), not made anew.
-    public static func parse(_ bytes: some Collection<UInt8>, keys: JSONKeyTable? = nil) throws(KeelError) -> JSON {
+    /// Parses one JSON text from its UTF-8 bytes.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(KeelError) -> JSON {
         let direct: Result<JSON, KeelError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            var parser = JSONParser(buffer, keys: keys)
+            var parser = JSONParser(buffer)
             return Result { () throws(KeelError) -> JSON in try parser.parseDocument() }
         }
         if let direct { return try direct.get() }
         let copy = Array(bytes)
         return try copy.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(buffer, keys: keys)
+            var parser = JSONParser(buffer)
             return Result { () throws(KeelError) -> JSON in try parser.parseDocument() }
         }.get()
     }
@@ -62,14 +61,11 @@ extension JSON {
 /// The scanner. Holds a borrowed buffer: it lives only inside `JSON.parse`.
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
-    /// Object keys to take rather than make (JSONKeyTable.swift).
-    private let keys: JSONKeyTable?
     private var position = 0
     private var depth = 0
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, keys: JSONKeyTable? = nil) {
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
-        self.keys = keys
     }
 
     mutating func parseDocument() throws(KeelError) -> JSON {
@@ -172,15 +168,6 @@ struct JSONParser {
         }
     }
 
-    /// The slots of an object's key filter (the bits of a UInt64).
-    static let keySlots = 64
-
-    /// A plain-ASCII key's slot in the filter (and in a JSONKeyTable): from its length and last
-    /// byte, so that keys of one object rarely share one.
-    static func keySlot(count: Int, last: UInt8) -> Int {
-        Int(truncatingIfNeeded: UInt64(truncatingIfNeeded: count &* 7 &+ Int(last)) & UInt64(keySlots - 1))
-    }
-
     /// Members reserved for a non-empty object before its first is read.
     static let initialMembers = 12
     /// Members an object gathers in plain arrays before it moves to an OrderedDictionary that
@@ -217,7 +204,7 @@ struct JSONParser {
             skipWhitespace()
             guard peek == UInt8(ascii: "\"") else { throw error("a string key in an object") }
             let keyOffset = position
-            let (key, bit) = try readString(key: true)
+            let (key, bit) = try readString()
             skipWhitespace()
             guard peek == UInt8(ascii: ":") else { throw error("':' after an object key") }
             position += 1
@@ -323,8 +310,7 @@ struct JSONParser {
 
     /// A string, and its bit in an object's key filter (`parseObject`) when it was written as
     /// plain ASCII (no byte above 0x7F, no escape), from its length and last byte; 0 otherwise.
-    /// An object's key (`key`) is taken from `keys` when the table has it.
-    private mutating func readString(key: Bool = false) throws(KeelError) -> (string: String, filterBit: UInt64) {
+    private mutating func readString() throws(KeelError) -> (string: String, filterBit: UInt64) {
         position += 1  // "
         let start = position
         var ascii = true
@@ -332,12 +318,10 @@ struct JSONParser {
         while position < bytes.count {
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
-                let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
+                let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                let bit = ascii ? UInt64(1) << (UInt64(truncatingIfNeeded: (position - start) &* 7 &+ Int(position > start ? bytes[position - 1] : 0)) & 63) : 0
                 position += 1
-                guard ascii else { return (String(decoding: text, as: UTF8.self), 0) }
-                let slot = Self.keySlot(count: text.count, last: text.last ?? 0)
-                let s = (key ? keys?.key(text, slot: slot) : nil) ?? String(decoding: text, as: UTF8.self)
-                return (s, UInt64(1) << UInt64(slot))
+                return (s, bit)
             }
             if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw error("a character or '\"' (control characters must be escaped in strings)") }

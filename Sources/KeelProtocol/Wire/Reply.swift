@@ -155,11 +155,10 @@ public struct ReplyHead: Sendable, Equatable {
         }
     }
 
-    /// The JSON after the head (nil when the line has none), parsed; objects' keys that `keys`
-    /// holds are taken from it (JSONKeyTable).
-    public func payload(_ line: [UInt8], keys: JSONKeyTable? = nil) throws(ParseFailure) -> JSON? {
+    /// The JSON after the head (nil when the line has none), parsed.
+    public func payload(_ line: [UInt8]) throws(ParseFailure) -> JSON? {
         guard payloadStart < line.count else { return nil }
-        do { return try JSON.parse(line[payloadStart...], keys: keys) } catch { throw ParseFailure(tag: tag, message: error.message) }
+        do { return try JSON.parse(line[payloadStart...]) } catch { throw ParseFailure(tag: tag, message: error.message) }
     }
 
     /// The whole reply of `line`, whose head this is.
