@@ -11,6 +11,9 @@ public protocol JSONTextOutput {
     /// Appends text that is already JSON (the writer escapes strings before they get here).
     mutating func appendText(_ text: String)
     mutating func appendText(_ text: Substring)
+    /// Appends one ASCII character (below 0x80): the writer's punctuation, without the cost of
+    /// appending a one-character text.
+    mutating func appendASCII(_ byte: UInt8)
     /// Appends an integer's decimal digits (with its minus sign).
     mutating func appendInteger(_ value: Int64)
     mutating func appendInteger(_ value: UInt64)
@@ -21,6 +24,7 @@ public protocol JSONTextOutput {
 extension String: JSONTextOutput {
     public mutating func appendText(_ text: String) { self += text }
     public mutating func appendText(_ text: Substring) { self += text }
+    public mutating func appendASCII(_ byte: UInt8) { unicodeScalars.append(Unicode.Scalar(byte)) }
     public mutating func appendInteger(_ value: Int64) { self += String(value) }
     public mutating func appendInteger(_ value: UInt64) { self += String(value) }
     public mutating func append(json: JSON) { json.write(to: &self) }
@@ -38,6 +42,7 @@ extension Array: JSONTextOutput where Element == UInt8 {
         var text = text
         text.withUTF8 { append(contentsOf: $0) }
     }
+    public mutating func appendASCII(_ byte: UInt8) { append(byte) }
     public mutating func appendInteger(_ value: Int64) {
         if value < 0 { append(UInt8(ascii: "-")) }
         appendDigits(value.magnitude)
@@ -94,23 +99,23 @@ extension JSON {
         case .double(let d): JSON.writeDouble(d, to: &out)
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let items):
-            out.appendText("[")
+            out.appendASCII(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out.appendText(",") }
+                if i > 0 { out.appendASCII(UInt8(ascii: ",")) }
                 item.writeText(to: &out)
             }
-            out.appendText("]")
+            out.appendASCII(UInt8(ascii: "]"))
         case .object(let members):
-            out.appendText("{")
+            out.appendASCII(UInt8(ascii: "{"))
             var first = true
             for (key, value) in members {
-                if !first { out.appendText(",") }
+                if !first { out.appendASCII(UInt8(ascii: ",")) }
                 first = false
                 JSON.writeString(key, to: &out)
-                out.appendText(":")
+                out.appendASCII(UInt8(ascii: ":"))
                 value.writeText(to: &out)
             }
-            out.appendText("}")
+            out.appendASCII(UInt8(ascii: "}"))
         }
     }
 
@@ -129,7 +134,7 @@ extension JSON {
     }
 
     static func writeString<Output: JSONTextOutput>(_ s: String, to out: inout Output) {
-        out.appendText("\"")
+        out.appendASCII(UInt8(ascii: "\""))
         // The usual case, a string with nothing to escape, is checked over its bytes at once and
         // appended whole (walking the UTF-8 view index by index costs more than the append).
         let plain = s.utf8.withContiguousStorageIfAvailable { bytes in
@@ -137,7 +142,7 @@ extension JSON {
         }
         if plain == true {
             out.appendText(s)
-            out.appendText("\"")
+            out.appendASCII(UInt8(ascii: "\""))
             return
         }
         var plainStart = s.utf8.startIndex
@@ -167,6 +172,6 @@ extension JSON {
             i = utf8.index(after: i)
         }
         out.appendText(s[plainStart..<s.endIndex])
-        out.appendText("\"")
+        out.appendASCII(UInt8(ascii: "\""))
     }
 }

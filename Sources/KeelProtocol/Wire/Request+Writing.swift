@@ -41,13 +41,13 @@ extension Request {
     ) {
         assert(isValidTag(tag) && isValidCommand(command), "a request line needs a valid tag and command")
         out.appendText(tag)
-        out.appendText(" ")
+        out.appendASCII(UInt8(ascii: " "))
         out.appendText(command)
         if !arguments.isEmpty {
-            out.appendText(" ")
+            out.appendASCII(UInt8(ascii: " "))
             out.append(json: .object(arguments))
         }
-        out.appendText("\n")
+        out.appendASCII(UInt8(ascii: "\n"))
     }
 
     /// The line, with its LF.

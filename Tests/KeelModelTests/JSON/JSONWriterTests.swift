@@ -64,6 +64,25 @@ struct JSONWriterTests {
         }
     }
 
+    @Test("both outputs append every ASCII character and any text the same (punctuation as one byte, text as its UTF-8)")
+    func outputsAgree() {
+        var text = "é"
+        var bytes = Array("é".utf8)
+        for byte in UInt8(0)..<0x80 {
+            text.appendASCII(byte)
+            bytes.appendASCII(byte)
+        }
+        for piece in ["", "x", "{\"$id\":", "é ✓ 😀", String(repeating: "long ", count: 20)] {
+            text.appendText(piece)
+            bytes.appendText(piece)
+            text.appendText(piece.dropFirst())
+            bytes.appendText(piece.dropFirst())
+        }
+        #expect(bytes == Array(text.utf8))
+        // "é", the 128 characters, and each piece twice but for the first scalar of the non-empty ones.
+        #expect(text.unicodeScalars.count == 1 + 128 + 222)
+    }
+
     @Test("non-finite doubles and negative zero")
     func doubles() {
         #expect(JSON.double(.nan).serialized() == #""NaN""#)
