@@ -55,8 +55,8 @@
 // format 1; 1…11, 13, 14 in format 2); every length fits in the value; strings are valid UTF-8;
 // a to-one target's entity id fits in 16 bits and its number is ≥ 1. A row that breaks any rule
 // is refused with CORRUPT — decoding never traps on damaged bytes. Folders that may hold format-2
-// rows carry object-store format 3 in `$meta format` (ObjectStore+Open.swift), which builds that
-// only read format-1 rows refuse by name.
+// rows carry object-store format 3 in `$meta format` (ObjectStore+Open.swift), so the builds
+// before it, which read only format-1 rows, refuse the folder at open by name.
 
 import Collections
 import Foundation
