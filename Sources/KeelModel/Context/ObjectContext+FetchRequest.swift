@@ -28,9 +28,10 @@ extension ObjectContext {
             var materializer = FetchMaterializer(state: state, prepared: prepared)
             var produced = 0
             var stopped = false
-            let collect = { (fetched: FetchRow) throws(KeelError) -> Bool in
+            // The row is moved into `first`, not copied (a copy retains a dozen references).
+            let collect = { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
                 if first.capacity == 0 { first.reserveCapacity(16) }  // not grown from 1 for a typical result
-                first.append(fetched)
+                first.append(consume fetched)
                 return true
             }
             try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).run { (stored) throws(KeelError) -> Bool in
@@ -59,7 +60,7 @@ extension ObjectContext {
         first = []
         var going = true
         try withoutActuallyEscaping(row) { (row) throws(KeelError) in
-            let counting = { (fetched: FetchRow) throws(KeelError) -> Bool in
+            let counting = { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
                 delivered += 1
                 return try row(fetched)
             }
