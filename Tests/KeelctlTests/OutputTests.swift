@@ -43,8 +43,8 @@ struct OutputTests {
             total         5
 
             store file    page file bytes  log bytes  page size  pages used  pages free  entries  data bytes  compression
-            Default.keel            45056    8388608       4096          11           0       21        2663         2.28
-            total                   45056    8388608                     11           0       21        2663         2.28
+            Default.keel            45056    8388608       4096          11           0       21        2622         2.33
+            total                   45056    8388608                     11           0       21        2622         2.33
 
             last save: 2
 
@@ -66,7 +66,7 @@ struct OutputTests {
         let figures = try JSON.parse(json.stdout.trimmingCharacters(in: .newlines))
         #expect(figures["objects"] == ["Author": 2, "Book": 3])
         #expect(figures["totalObjects"] == 5 && figures["lastTxn"] == 2 && figures["pagesUsed"] == 11 && figures["pagesFree"] == 0)
-        #expect(figures["files"]?["Default"]?["pageFileBytes"] == 45056 && figures["compressionRatio"] == 2.28)
+        #expect(figures["files"]?["Default"]?["pageFileBytes"] == 45056 && figures["compressionRatio"] == 2.33)
         try expectOutput(w, ["verify", "--data", "data"], "clean: 1 store file, 11 pages, 5 objects\n")
         try expectOutput(w, ["query", "Book", "--data", "data", "--sort", "year"], """
             $id     title                 year  notes            inPrint  author    related

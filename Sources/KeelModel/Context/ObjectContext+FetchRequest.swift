@@ -28,9 +28,10 @@ extension ObjectContext {
             var materializer = FetchMaterializer(state: state, prepared: prepared)
             var produced = 0
             var stopped = false
-            let collect = { (fetched: FetchRow) throws(KeelError) -> Bool in
+            // The row is moved into `first`, not copied (a copy retains a dozen references).
+            let collect = { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
                 if first.capacity == 0 { first.reserveCapacity(16) }  // not grown from 1 for a typical result
-                first.append(fetched)
+                first.append(consume fetched)
                 return true
             }
             try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).run { (stored) throws(KeelError) -> Bool in
@@ -46,20 +47,24 @@ extension ObjectContext {
             return (plan, !stopped)
         }
         var delivered = 0
-        // By index: the row is borrowed from the array, not copied (a FetchRow holds a dozen references).
-        for i in first.indices {
+        // Out of `first` (a variable the closure above captured, so boxed: its elements can only
+        // be copied out) into a local: by index, each row is then borrowed from the array, not
+        // copied (a FetchRow holds a dozen references).
+        var rows: [FetchRow] = []
+        swap(&rows, &first)
+        for i in rows.indices {
             delivered += 1
-            guard try row(first[i]) else { return delivered }
+            guard try row(rows[i]) else { return delivered }
         }
         if complete { return delivered }
         // The rest streams, each chunk in its own read; the rows handed over already are skipped.
         let executor = FetchExecutor(state: state, plan: plan, ordering: prepared.ordering)
         var materializer = FetchMaterializer(state: state, prepared: prepared)
-        var skip = first.count
-        first = []
+        var skip = rows.count
+        rows = []
         var going = true
         try withoutActuallyEscaping(row) { (row) throws(KeelError) in
-            let counting = { (fetched: FetchRow) throws(KeelError) -> Bool in
+            let counting = { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
                 delivered += 1
                 return try row(fetched)
             }

@@ -23,7 +23,8 @@ struct FetchMaterializer {
     var model: Model { state.model }
 
     /// Takes one row; hands finished rows to `body` a chunk at a time. False once `body` stopped.
-    mutating func add(_ row: StoredObject, _ body: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
+    /// `body` owns each row it is given (a consumer that keeps it moves it, no copy).
+    mutating func add(_ row: StoredObject, _ body: (consuming FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
         let request = prepared.request
         if request.result == .ids || request.result == .count {
             return try body(FetchRow(id: row.id, result: request.result, object: nil, fields: nil))
@@ -37,7 +38,7 @@ struct FetchMaterializer {
     }
 
     /// Hands over what is buffered.
-    mutating func flush(_ body: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
+    mutating func flush(_ body: (consuming FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
         guard !buffer.isEmpty else { return true }
         // The rows are handed over, not shared, so their value arrays are the materializer's to
         // change in place (a shared array would be copied at the first change, once per row).
@@ -198,6 +199,7 @@ struct FetchMaterializer {
     static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
         var out = [[ObjectID]](repeating: [], count: ids.count)
         var fromBase: [Int] = []
+        fromBase.reserveCapacity(ids.count)
         for (i, id) in ids.enumerated() {
             if state.hasPendingMembers(id, field: field) {
                 out[i] = try state.members(of: id, field: field)

@@ -35,7 +35,7 @@ extension ObjectSnapshot: IndexReading {
         // is one chunk, not two (a second engine read, index seek and row cursor).
         var size = max(1, min(expected ?? Self.firstChunkSize, Self.firstChunkSize))
         while !position.done {
-            let rows = try read(store: store) { (txn) throws(KeelError) -> [StoredObject] in
+            var rows = try read(store: store) { (txn) throws(KeelError) -> [StoredObject] in
                 let tree = try self.tree(txn, TreeLayout.index(index))
                 guard let tree else {
                     position.done = true
@@ -48,17 +48,21 @@ extension ObjectSnapshot: IndexReading {
                 // handed on in index order.
                 let found = try TreeReading.rows(
                     try self.tree(txn, objectTree), ids, order: Self.keyOrder(ids), fieldCount: { layout.fieldCounts[$0.entity.index] })
+                // Last row first: they are handed on by `popLast`, in index order.
                 var rows: [StoredObject] = []
                 rows.reserveCapacity(ids.count)
-                for (i, row) in found.enumerated() {
-                    guard let row else {
+                for i in found.indices.reversed() {
+                    guard let row = found[i] else {
                         throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(ids[i].text(in: model)), which has no row")
                     }
                     rows.append(row)
                 }
                 return rows
             }
-            for row in rows { guard try body(row) else { return } }
+            // Each row is moved out of the chunk before `body` sees it, so a consumer that keeps it
+            // (the materializer) holds the only reference to its values and changes them in place
+            // instead of copying them (a copy per row, with every value retained).
+            while let row = rows.popLast() { guard try body(row) else { return } }
         }
     }
 

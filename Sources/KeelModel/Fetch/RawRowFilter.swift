@@ -83,28 +83,17 @@ final class RawRowFilter {
     private func matchesSingle(
         _ bytes: UnsafeRawBufferPointer, fieldCount: Int, field wanted: Int, negated: Bool
     ) throws(KeelError) -> Bool {
-        var reader = ByteReader(bytes: bytes)
-        guard try reader.byte() == RowCodec.format else { throw reader.damage("unknown row format") }
-        _ = try reader.varint()
-        var previous = -1
-        while !reader.atEnd {
-            let raw = try reader.varint()
-            guard raw < UInt64(fieldCount), Int(raw) > previous else {
-                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
-            }
-            let field = Int(raw)
-            previous = field
+        var row = try RowFields(bytes, fieldCount: fieldCount)
+        while let (field, tag) = try row.next() {
             if field < wanted {
-                try RowCodec.skipValue(&reader)
+                try RowCodec.skipValue(tag: tag, &row.reader)
                 continue
             }
-            guard field == wanted else { return negated }
-            let tag = try reader.byte()
-            guard tag == RowCodec.Tag.string || tag == RowCodec.Tag.uri else { return negated }
-            let n = try reader.length()
+            guard field == wanted, tag == RowCodec.Tag.string || tag == RowCodec.Tag.uri else { return negated }
+            let n = try row.reader.length()
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return negated }
-            guard let hit = singlePattern?.matches(utf8: UnsafeBufferPointer(start: base + reader.offset, count: n)) else {
-                throw reader.damage("invalid UTF-8")
+            guard let hit = singlePattern?.matches(utf8: UnsafeBufferPointer(start: base + row.reader.offset, count: n)) else {
+                throw row.reader.damage("invalid UTF-8")
             }
             return hit != negated
         }
@@ -115,31 +104,20 @@ final class RawRowFilter {
     func matches(_ bytes: UnsafeRawBufferPointer, fieldCount: Int, texts: inout [Range<Int>?]) throws(KeelError) -> Bool {
         if singleField >= 0 { return try matchesSingle(bytes, fieldCount: fieldCount, field: singleField, negated: singleNegated) }
         for i in texts.indices { texts[i] = nil }
-        var reader = ByteReader(bytes: bytes)
-        guard try reader.byte() == RowCodec.format else { throw reader.damage("unknown row format") }
-        _ = try reader.varint()
-        var previous = -1
+        var row = try RowFields(bytes, fieldCount: fieldCount)
         var found = 0
-        while !reader.atEnd, found < fields.count {
-            let raw = try reader.varint()
-            guard raw < UInt64(fieldCount), Int(raw) > previous else {
-                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
-            }
-            let field = Int(raw)
-            previous = field
+        while found < fields.count, let (field, tag) = try row.next() {
             guard let slot = fields.firstIndex(of: field) else {
-                try RowCodec.skipValue(&reader)
+                try RowCodec.skipValue(tag: tag, &row.reader)
                 continue
             }
             found += 1
-            let tag = try reader.byte()
             if tag == RowCodec.Tag.string || tag == RowCodec.Tag.uri {
-                let n = try reader.length()
-                texts[slot] = reader.offset..<reader.offset + n
-                reader.offset += n
+                let n = try row.reader.length()
+                texts[slot] = row.reader.offset..<row.reader.offset + n
+                row.reader.offset += n
             } else {
-                reader.offset -= 1
-                try RowCodec.skipValue(&reader)
+                try RowCodec.skipValue(tag: tag, &row.reader)
             }
         }
         let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -156,7 +134,7 @@ final class RawRowFilter {
             case .text(let slot, let pattern, let negated):
                 guard let range = texts[slot], let base else { return negated }
                 let text = UnsafeBufferPointer(start: base + range.lowerBound, count: range.count)
-                guard let hit = pattern.matches(utf8: text) else { throw reader.damage("invalid UTF-8") }
+                guard let hit = pattern.matches(utf8: text) else { throw row.reader.damage("invalid UTF-8") }
                 return hit != negated
             }
         }

@@ -7,11 +7,11 @@ extension RowCodec {
     /// The row of `id` with only the fields where `wanted` is true decoded (the rest `.null`).
     static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int, wanted: [Bool]) throws(KeelError) -> StoredObject {
         var values = [Value](repeating: .null, count: fieldCount)
-        let version = try walkFields(bytes, fieldCount: fieldCount) { (field, reader) throws(KeelError) in
+        let version = try walkFields(bytes, fieldCount: fieldCount) { (field, tag, reader) throws(KeelError) in
             if field < wanted.count, wanted[field] {
-                values[field] = try decodeValue(&reader)
+                values[field] = try decodeValue(tag: tag, &reader)
             } else {
-                try skipValue(&reader)
+                try skipValue(tag: tag, &reader)
             }
         }
         return StoredObject(id: id, version: version, values: values)
@@ -24,17 +24,17 @@ extension RowCodec {
         _ bytes: UnsafeRawBufferPointer, into values: inout [Value], fieldCount: Int, wanted: [Bool]
     ) throws(KeelError) -> UInt64 {
         for f in 0..<min(fieldCount, wanted.count, values.count) where wanted[f] { values[f] = .null }
-        return try walkFields(bytes, fieldCount: fieldCount) { (field, reader) throws(KeelError) in
+        return try walkFields(bytes, fieldCount: fieldCount) { (field, tag, reader) throws(KeelError) in
             if field < wanted.count, field < values.count, wanted[field] {
-                values[field] = try decodeValue(&reader)
+                values[field] = try decodeValue(tag: tag, &reader)
             } else {
-                try skipValue(&reader)
+                try skipValue(tag: tag, &reader)
             }
         }
     }
 
-    static func skipValue(_ r: inout ByteReader) throws(KeelError) {
-        let tag = try r.byte()
+    /// Skips the payload of a field whose tag has been read.
+    static func skipValue(tag: UInt8, _ r: inout ByteReader) throws(KeelError) {
         switch tag {
         case Tag.int, Tag.date: _ = try r.varint()
         case Tag.double: r.offset += 8
@@ -43,10 +43,9 @@ extension RowCodec {
         case Tag.uuid: r.offset += 16
         case Tag.object: r.offset += KeyEncoding.objectKeySize
         default:
-            // Any other tag (a binary decimal, a tag added later): decoded and dropped, so this
-            // skip never has to know every layout.
-            r.offset -= 1
-            _ = try decodeValue(&r)
+            // Any other tag (a binary decimal, a reference, a tag added later): decoded and
+            // dropped, so this skip never has to know every layout.
+            _ = try decodeValue(tag: tag, &r)
         }
         guard r.offset <= r.bytes.count else { throw r.damage("truncated") }
     }

@@ -106,10 +106,22 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         return row
     }
 
-    /// The positions of `ids` in key order (entity, number). Sorts (entity·number, position)
-    /// pairs packed in two words when the numbers fit 48 bits (always, in practice): a plain
-    /// integer comparison instead of two `ObjectID` loads per step.
+    /// The positions of `ids` in key order (entity, number), equal IDs by position. Sorts
+    /// entity·number·position packed in one word (16 bits, the rest, and as many bits as the
+    /// positions need) when the numbers fit (a million objects fetched 100,000 at a time: 31 bits
+    /// for numbers, 17 for positions) — a sort of plain integers, no comparison closure; else
+    /// (entity·number, position) pairs in two words when the numbers fit 48 bits; else `ObjectID`s.
     static func keyOrder(_ ids: [ObjectID]) -> [Int] {
+        guard !ids.isEmpty else { return [] }
+        let positionBits = max(1, UInt64.bitWidth - UInt64(ids.count - 1).leadingZeroBitCount)
+        if positionBits <= 32, ids.allSatisfy({ $0.number >> (48 - positionBits) == 0 }) {
+            var words = ids.enumerated().map {
+                UInt64($0.element.entity.rawValue) << 48 | $0.element.number << positionBits | UInt64($0.offset)
+            }
+            words.sort()
+            let mask = UInt64(1) << positionBits - 1
+            return words.map { Int($0 & mask) }
+        }
         guard ids.allSatisfy({ $0.number < 1 << 48 }) else { return ids.indices.sorted { ids[$0] < ids[$1] } }
         var pairs = ids.enumerated().map { (key: UInt64($0.element.entity.rawValue) << 48 | $0.element.number, at: $0.offset) }
         pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.at < $1.at }

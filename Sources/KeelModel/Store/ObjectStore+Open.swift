@@ -8,11 +8,15 @@ import KeelStorage
 extension ObjectStore {
     /// The object layer's format, in the primary's `$meta format`. 1: every save's history record
     /// and counter in the primary. 2: in the save's home store (a single-store save's own store).
-    /// A format-1 folder opens as is (it has no history outside the primary) and is marked 2 at
-    /// its first writable open; a folder of a newer format than this build reads is refused.
-    /// (Builds from before format 2 do not check the mark: open a format-2 folder only with this
-    /// build or newer.)
-    static let formatVersion: UInt64 = 2
+    /// 3: rows may be in row format 2 (RowCodec.swift), which builds of format 2 cannot read.
+    /// An older folder opens as is (its history and rows are all readable here) and is marked 3
+    /// at its first writable open, before any row is written, so a format-2 build refuses it by
+    /// name ("written by object-store format 3; this build reads formats 1 to 2") instead of
+    /// meeting a row it calls damaged; a folder of a newer format than this build reads is
+    /// refused the same way. A read-only open writes nothing, so the folder stays readable by the
+    /// build that wrote it. (Builds from before format 2 do not check the mark: open a format-2
+    /// or later folder only with a format-2 build or newer.)
+    static let formatVersion: UInt64 = 3
 
     /// Opens (or creates) the data folder `directory` for `model`. Refuses a folder created with
     /// another model (`MODEL_MISMATCH`, naming the first differences).
@@ -106,7 +110,7 @@ extension ObjectStore {
     }
 
     /// Refuses a folder written by a newer format than this build's, and marks an older one with
-    /// this build's (the change from 1 to 2 needs no rewriting: see `formatVersion`).
+    /// this build's (the changes from 1 to 2 and 2 to 3 need no rewriting: see `formatVersion`).
     static func checkFormat(_ primary: Store, readOnly: Bool) throws(KeelError) {
         let stored = try readMeta(primary, MetaKey.format).flatMap(KeyEncoding.readU64) ?? 1
         if stored > formatVersion {

@@ -1,21 +1,33 @@
 // The row: one object's attributes and to-one targets, as stored under its object key in
 // `obj/<RootEntity>` (Decision 0004; Docs/FileFormat.md, "Object layer").
 //
-// ROW LAYOUT (sparse: only the fields the object has; an absent field is null)
+// ROW LAYOUT, format 2 (written by this build; sparse: only the fields the object has, an
+// absent field is null)
 // | offset | size   | field                                                            |
-// | 0      | 1      | row format, 0x01                                                 |
+// | 0      | 1      | row format, 0x02                                                 |
 // | 1      | varint | version (saved changes of the object, ≥ 1)                       |
 // | …      |        | fields, repeated to the end of the value:                        |
-// |        | varint | field number (the property's index in Entity.properties),         |
-// |        |        | strictly increasing                                              |
-// |        | 1      | type tag (below)                                                 |
+// |        | 1      | head: high nibble = field-number delta − 1 (0…14), 15 = escape;   |
+// |        |        | low nibble = the type tag (below)                                |
+// |        | varint | only after an escape: delta − 16                                 |
 // |        | …      | payload                                                          |
+// The field number is the property's index in Entity.properties; the delta is the field number
+// minus the previous field's (the first field's previous is −1), so fields are strictly
+// increasing by construction: a row of consecutive fields spends one byte a field on number and
+// tag together.
+//
+// ROW LAYOUT, format 1 (read forever, no longer written: a format-1 row is rewritten in format 2
+// when its object is saved again)
+// | 0      | 1      | row format, 0x01                                                 |
+// | 1      | varint | version                                                          |
+// | …      | varint | field number, strictly increasing; then the type tag (1 byte),    |
+// |        |        | then the payload, repeated to the end of the value               |
 // Varints are unsigned LEB128 (7 bits a byte, low first, at most 10 bytes).
 //
 // | tag | type    | payload                                                  |
 // | 1   | int     | zigzag varint                                            |
 // | 2   | double  | 8 bytes, IEEE 754 bit pattern, little-endian             |
-// | 3   | decimal | varint length, ASCII digits ("-1234.5"): read, no longer written |
+// | 3   | decimal | varint length, ASCII digits ("-1234.5"): written only when Decimal's memory layout is not the verified one |
 // | 4   | string  | varint length, UTF-8                                     |
 // | 5   | false   | none                                                     |
 // | 6   | true    | none                                                     |
@@ -24,29 +36,36 @@
 // | 9   | uuid    | 16 bytes                                                 |
 // | 10  | uri     | varint length, UTF-8                                     |
 // | 11  | json    | varint length, binary JSON (below)                       |
-// | 12  | object  | 10-byte object key (a to-one target)                     |
+// | 12  | object  | 10-byte object key (a to-one target): format 1 only       |
 // | 13  | decimal | flags (1), exponent (1, signed), mantissa (varint, ≤ 128 bits) |
+// | 14  | object  | a to-one target as a reference: varint entity id (≤ 65535), varint object number (≥ 1): format 2 only |
 //
 // Decimal (tag 13): Foundation's Decimal as it is, mantissa × 10^exponent, no text on the way in
 // or out. Flags: bit 0 negative, bit 1 compact (Decimal's `_isCompact`), other bits 0. The
 // exponent is −128…127 (Decimal's range), one two's-complement byte. The mantissa is an unsigned
 // LEB128 of up to 128 bits (19 bytes at most; Decimal's `_mantissa` words, low first). NaN is
-// mantissa 0 with the negative flag, as in Decimal. 1234.56 costs 6 bytes (tag included).
+// mantissa 0 with the negative flag, as in Decimal. 1234.56 costs 5 bytes besides its tag.
 //
 // Binary JSON: a tag byte, then: 0 null, 1 false, 2 true, 3 int (zigzag varint), 4 double
 // (8 bytes LE), 5 string (varint length, UTF-8), 6 array (varint count, items), 7 object (varint
 // count, then key as a string payload and value, in order). Nesting is at most 512 deep.
 //
-// VALIDITY: the format byte is 0x01; every field number is below the entity's property count and
-// greater than the previous one; every tag is known; every length fits in the value; strings are
-// valid UTF-8; a to-one target's number is ≥ 1. A row that breaks any rule is refused with
-// CORRUPT — decoding never traps on damaged bytes.
+// VALIDITY: the format byte is 0x01 or 0x02; every field number is below the entity's property
+// count and greater than the previous one; every tag is known to the row's format (1…13 in
+// format 1; 1…11, 13, 14 in format 2); every length fits in the value; strings are valid UTF-8;
+// a to-one target's entity id fits in 16 bits and its number is ≥ 1. A row that breaks any rule
+// is refused with CORRUPT — decoding never traps on damaged bytes. Folders that may hold format-2
+// rows carry object-store format 3 in `$meta format` (ObjectStore+Open.swift), so the builds
+// before it, which read only format-1 rows, refuse the folder at open by name.
 
 import Collections
 import Foundation
 
 public enum RowCodec {
-    static let format: UInt8 = 1
+    /// The row format written (layout above).
+    static let format: UInt8 = 2
+    /// The earlier row format, still read.
+    static let format1: UInt8 = 1
 
     enum Tag {
         static let int: UInt8 = 1
@@ -62,6 +81,7 @@ public enum RowCodec {
         static let json: UInt8 = 11
         static let object: UInt8 = 12
         static let binaryDecimal: UInt8 = 13
+        static let objectReference: UInt8 = 14
     }
 
     // MARK: Encoding
@@ -72,18 +92,33 @@ public enum RowCodec {
         encode(version: object.version, values: object.values, into: &out)
     }
 
-    /// Encodes a row from its parts (`values` one per field).
-    static func encode(version: UInt64, values: [Value], into out: inout [UInt8]) {
+    /// Encodes a row from its parts (`values` one per field), in row format `format` (2; 1 only
+    /// for tests that need rows as earlier builds wrote them).
+    static func encode(version: UInt64, values: [Value], into out: inout [UInt8], format: UInt8 = RowCodec.format) {
         out.removeAll(keepingCapacity: true)
         out.append(format)
         appendVarint(version, to: &out)
+        var previous = -1
         for (field, value) in values.enumerated() {
             switch value {
             case .null, .objects: continue
             default: break
             }
-            appendVarint(UInt64(field), to: &out)
-            appendValue(value, to: &out)
+            if format == format1 {
+                appendVarint(UInt64(field), to: &out)
+                appendValue(value, to: &out, format: format) { tag, out in out.append(tag) }
+            } else {
+                let delta = field - previous
+                appendValue(value, to: &out, format: format) { tag, out in
+                    if delta <= 15 {
+                        out.append(UInt8(delta - 1) << 4 | tag)
+                    } else {
+                        out.append(0xF0 | tag)
+                        appendVarint(UInt64(delta - 16), to: &out)
+                    }
+                }
+            }
+            previous = field
         }
     }
 
@@ -94,44 +129,54 @@ public enum RowCodec {
         return out
     }
 
-    static func appendValue(_ value: Value, to out: inout [UInt8]) {
+    /// Appends one value in row format `format`: `head` writes what precedes the payload given
+    /// the value's tag (format 1: the tag byte; format 2: the head byte and any escape). A to-one
+    /// target is a 10-byte key under tag 12 in format 1, a reference under tag 14 in format 2.
+    @inline(__always)
+    static func appendValue(_ value: Value, to out: inout [UInt8], format: UInt8, head: (UInt8, inout [UInt8]) -> Void) {
         switch value {
         case .null, .objects: preconditionFailure("null and to-many values are not stored in rows")
         case .int(let i):
-            out.append(Tag.int)
+            head(Tag.int, &out)
             appendVarint(zigzag(i), to: &out)
         case .double(let d):
-            out.append(Tag.double)
+            head(Tag.double, &out)
             appendLE(d.bitPattern, to: &out)
         case .decimal(let d):
-            appendDecimal(d, to: &out)
+            appendDecimal(d, to: &out, head: head)
         case .string(let s):
-            out.append(Tag.string)
+            head(Tag.string, &out)
             appendBytes(s.utf8, to: &out)
         case .bool(let b):
-            out.append(b ? Tag.true : Tag.false)
+            head(b ? Tag.true : Tag.false, &out)
         case .date(let ms):
-            out.append(Tag.date)
+            head(Tag.date, &out)
             appendVarint(zigzag(ms), to: &out)
         case .binary(let b):
-            out.append(Tag.binary)
+            head(Tag.binary, &out)
             appendVarint(UInt64(b.count), to: &out)
             out.append(contentsOf: b)
         case .uuid(let u):
-            out.append(Tag.uuid)
+            head(Tag.uuid, &out)
             withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
         case .uri(let s):
-            out.append(Tag.uri)
+            head(Tag.uri, &out)
             appendBytes(s.utf8, to: &out)
         case .json(let j):
-            out.append(Tag.json)
+            head(Tag.json, &out)
             var inner: [UInt8] = []
             appendJSON(j, to: &inner)
             appendVarint(UInt64(inner.count), to: &out)
             out.append(contentsOf: inner)
         case .object(let id):
-            out.append(Tag.object)
-            KeyEncoding.appendObjectKey(id, to: &out)
+            if format == format1 {
+                head(Tag.object, &out)
+                KeyEncoding.appendObjectKey(id, to: &out)
+            } else {
+                head(Tag.objectReference, &out)
+                appendVarint(UInt64(id.entity.rawValue), to: &out)
+                appendVarint(id.number, to: &out)
+            }
         }
     }
 
@@ -140,14 +185,14 @@ public enum RowCodec {
     /// checked that layout; otherwise the decimal is written as text (tag 3), which is slower but
     /// reads back the same.
     @inline(__always)
-    static func appendDecimal(_ d: Decimal, to out: inout [UInt8]) {
+    static func appendDecimal(_ d: Decimal, to out: inout [UInt8], head: (UInt8, inout [UInt8]) -> Void) {
         guard DecimalLayout.verified else {
-            out.append(Tag.decimal)
+            head(Tag.decimal, &out)
             appendBytes(d.description.utf8, to: &out)
             return
         }
         let (flags, exponent, low, high) = DecimalLayout.fields(of: d)
-        out.append(Tag.binaryDecimal)
+        head(Tag.binaryDecimal, &out)
         out.append(flags)
         out.append(UInt8(bitPattern: exponent))
         var lo = low, hi = high
@@ -217,32 +262,25 @@ public enum RowCodec {
     /// damage.
     public static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
         var values = [Value](repeating: .null, count: fieldCount)
-        let version = try walkFields(bytes, fieldCount: fieldCount) { (field, reader) throws(KeelError) in
-            values[field] = try decodeValue(&reader)
+        let version = try walkFields(bytes, fieldCount: fieldCount) { (field, tag, reader) throws(KeelError) in
+            values[field] = try decodeValue(tag: tag, &reader)
         }
         return StoredObject(id: id, version: version, values: values)
     }
 
     /// Walks a row: checks the format byte, reads the version, then hands each field number (in
-    /// strictly increasing order, each below `fieldCount`, else CORRUPT) to `visit`, which must
-    /// consume that field's value from the reader (decode or skip it). Returns the version.
+    /// strictly increasing order, each below `fieldCount`, else CORRUPT) and its type tag (known
+    /// to the row's format, else CORRUPT) to `visit`, which must consume that field's payload from
+    /// the reader (decode or skip it). Returns the version.
     @inline(__always)
     static func walkFields(
-        _ bytes: UnsafeRawBufferPointer, fieldCount: Int, _ visit: (Int, inout ByteReader) throws(KeelError) -> Void
+        _ bytes: UnsafeRawBufferPointer, fieldCount: Int, _ visit: (Int, UInt8, inout ByteReader) throws(KeelError) -> Void
     ) throws(KeelError) -> UInt64 {
-        var reader = ByteReader(bytes: bytes)
-        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
-        let version = try reader.varint()
-        var previous = -1
-        while !reader.atEnd {
-            let raw = try reader.varint()
-            guard raw < UInt64(fieldCount), Int(raw) > previous else {
-                throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
-            }
-            previous = Int(raw)
-            try visit(previous, &reader)
+        var row = try RowFields(bytes, fieldCount: fieldCount)
+        while let (field, tag) = try row.next() {
+            try visit(field, tag, &row.reader)
         }
-        return version
+        return row.version
     }
 
     public static func decode(_ bytes: [UInt8], id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
@@ -254,13 +292,12 @@ public enum RowCodec {
 
     /// Only the version of a row (no field decoding).
     public static func version(_ bytes: UnsafeRawBufferPointer) throws(KeelError) -> UInt64 {
-        var reader = ByteReader(bytes: bytes)
-        guard try reader.byte() == format else { throw reader.damage("unknown row format") }
-        return try reader.varint()
+        try RowFields(bytes, fieldCount: 0).version
     }
 
-    static func decodeValue(_ r: inout ByteReader) throws(KeelError) -> Value {
-        let tag = try r.byte()
+    /// The payload of a field whose tag (`RowFields.next` checked it against the row's format)
+    /// has been read.
+    static func decodeValue(tag: UInt8, _ r: inout ByteReader) throws(KeelError) -> Value {
         switch tag {
         case Tag.int: return .int(unzigzag(try r.varint()))
         case Tag.double: return .double(Double(bitPattern: try r.le64()))
@@ -290,9 +327,19 @@ public enum RowCodec {
             guard let id = KeyEncoding.objectID(r.bytes, at: r.offset) else { throw r.damage("bad object key") }
             r.offset += KeyEncoding.objectKeySize
             return .object(id)
+        case Tag.objectReference: return .object(try decodeReference(&r))
         default:
             throw r.damage("unknown type tag \(tag)")
         }
+    }
+
+    /// Tag 14's payload: entity id, object number (layout above).
+    @inline(__always)
+    static func decodeReference(_ r: inout ByteReader) throws(KeelError) -> ObjectID {
+        let entity = try r.varint()
+        let number = try r.varint()
+        guard entity <= UInt64(UInt16.max), number > 0 else { throw r.damage("bad object reference") }
+        return ObjectID(entity: EntityID(rawValue: UInt16(entity)), number: number)
     }
 
     /// Tag 13's payload (layout above).
@@ -346,6 +393,61 @@ public enum RowCodec {
         default:
             throw r.damage("unknown json tag")
         }
+    }
+}
+
+/// A row's fields one at a time, in either row format: the one place that reads field numbers
+/// and tags, shared by full decoding (`RowCodec.walkFields`), projections and raw filters (which
+/// stop at the field they want). After `next()` the reader is at the field's payload, which the
+/// caller must consume (decode or `RowCodec.skipValue`) before the next call.
+struct RowFields {
+    var reader: ByteReader
+    let version: UInt64
+    let fieldCount: Int
+    /// Format 2 (head bytes) rather than format 1 (varint number, tag byte).
+    let heads: Bool
+    var previous = -1
+
+    @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer, fieldCount: Int) throws(KeelError) {
+        reader = ByteReader(bytes: bytes)
+        let format = try reader.byte()
+        guard format == RowCodec.format || format == RowCodec.format1 else { throw reader.damage("unknown row format") }
+        heads = format == RowCodec.format
+        version = try reader.varint()
+        self.fieldCount = fieldCount
+    }
+
+    /// The next field's number and tag; nil at the end of the row.
+    @inline(__always)
+    mutating func next() throws(KeelError) -> (field: Int, tag: UInt8)? {
+        guard !reader.atEnd else { return nil }
+        if heads {
+            let head = try reader.byte()
+            // delta ≥ 1, so the field is above the previous one; it must stay below fieldCount.
+            let room = UInt64(fieldCount - previous)
+            var delta = UInt64(head >> 4) + 1
+            if delta == 16 {
+                let extra = try reader.varint()
+                guard extra < room else { throw reader.damage("field delta 16 + \(extra) after field \(previous) beyond the entity's \(fieldCount) properties") }
+                delta = extra + 16
+            }
+            guard delta < room else {
+                throw reader.damage("field delta \(delta) after field \(previous) beyond the entity's \(fieldCount) properties")
+            }
+            let tag = head & 0x0F
+            guard tag != RowCodec.Tag.object else { throw reader.damage("unknown type tag \(tag)") }
+            previous += Int(delta)
+            return (previous, tag)
+        }
+        let raw = try reader.varint()
+        guard raw < UInt64(fieldCount), Int(raw) > previous else {
+            throw reader.damage("field \(raw) out of order or beyond the entity's \(fieldCount) properties")
+        }
+        previous = Int(raw)
+        let tag = try reader.byte()
+        guard tag != RowCodec.Tag.objectReference else { throw reader.damage("unknown type tag \(tag)") }
+        return (previous, tag)
     }
 }
 

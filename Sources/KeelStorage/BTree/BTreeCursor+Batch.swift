@@ -49,12 +49,12 @@ extension BTreeCursor {
                 leaves.append(leaf)
             }
             for i in start..<end {
-                let leaf = leaves[i - start]
+                // The leaf read in place in `leaves` (which keeps its page alive), not copied.
                 let k = key(i)
-                let (position, exact) = try leaf.leafSearch(k)
+                let (position, exact) = try leaves[i - start].leafSearch(k)
                 guard exact else { continue }
-                let entry = try leaf.leafEntry(at: position)
-                try Self.withEntry(entry, of: leaf, in: source) { _, value throws(StorageError) in try body(i, value) }
+                let entry = try leaves[i - start].leafEntry(at: position)
+                try Self.withEntry(entry, of: leaves[i - start], in: source) { _, value throws(StorageError) in try body(i, value) }
             }
             start = end
         }

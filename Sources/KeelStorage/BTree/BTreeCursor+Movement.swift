@@ -30,11 +30,12 @@ extension BTreeCursor {
                 throw .corrupt("tree is deeper than \(BTreeLimits.maxDepth) levels (a cycle?)", page: node.number)
             }
             let chosen = try position(node)
-            frames.append(Frame(node: node, position: chosen))
             let number = try node.child(at: chosen)
+            // Moved into its frame, not copied: no reference taken and dropped per level.
+            frames.append(Frame(node: consume node, position: chosen))
             node = try Node(source.page(number), number)
         }
-        leaf = node
+        leaf = consume node
     }
 
     /// Positions on the first or last entry of the tree.

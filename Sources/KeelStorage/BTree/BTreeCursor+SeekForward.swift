@@ -36,17 +36,19 @@ extension BTreeCursor {
     mutating func moveForwardToLeaf(holding key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
         var level = frames.count - 1
         while level >= 0 {
-            let frame = frames[level]
-            if frame.position < frame.node.count {
-                let (start, length) = try frame.node.branchKey(at: frame.position)
-                if Node.compare(key, frame.node.base + start, length) < 0 { break }
+            // The frame read in place (a copy would take and drop a reference to its page).
+            let position = frames[level].position
+            if position < frames[level].node.count {
+                let (start, length) = try frames[level].node.branchKey(at: position)
+                if Node.compare(key, frames[level].node.base + start, length) < 0 { break }
             }
             level -= 1
         }
         if level == frames.count - 1 { return true }
-        // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`.
-        let branch = frames[level + 1].node
-        frames.removeSubrange((level + 1)...)
+        // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
+        // its node is moved out of the path, the frames below it dropped.
+        frames.removeSubrange((level + 2)...)
+        let branch = frames.removeLast().node
         self.leaf = nil
         isValid = false
         try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }

@@ -283,6 +283,30 @@ struct FetchPlanTests {
         }
     }
 
+    @Test("keyOrder gives IDs in key order, equal IDs by position, whichever packing fits: one word (16 or 17 position bits), two, or none")
+    func keyOrderPackings() {
+        var (rng, seed) = SeededGenerator.fromEnvironment("FetchPlanTests.keyOrderPackings")
+        func expected(_ ids: [ObjectID]) -> [Int] {
+            ids.indices.sorted { (ids[$0].entity, ids[$0].number, $0) < (ids[$1].entity, ids[$1].number, $1) }
+        }
+        for round in 0..<60 {
+            // Lists past 2^16 (17 position bits) in rounds 1 and 2; one ID in round 3.
+            let count = round == 0 ? 0 : round < 3 ? (1 << 16) + 5 : round == 3 ? 1 : Int.random(in: 1...300, using: &rng)
+            // Numbers from a small range (repeats), near the packings' limits (31 bits fit
+            // beside 17 position bits, 32 beside 16), or anywhere.
+            let limit: UInt64 = [UInt64(40), 1 << 31, 1 << 32, 1 << 48, .max][round % 5]
+            var ids: [ObjectID] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count {
+                let entity = EntityID(rawValue: UInt16.random(in: 0...3, using: &rng) == 0 ? .max : UInt16.random(in: 0...2, using: &rng))
+                let number = limit == 40 ? UInt64.random(in: 1..<40, using: &rng) : limit - 1 - UInt64.random(in: 0...20, using: &rng) * (limit / 64)
+                ids.append(ObjectID(entity: entity, number: number))
+            }
+            if round % 7 == 0 { ids.sort() }
+            #expect(ObjectSnapshot.keyOrder(ids) == expected(ids), "seed \(seed), round \(round), \(count) IDs below \(limit)")
+        }
+    }
+
     @Test("rows looked up a window at a time (TreeReading.rows) are the rows read one by one, for random ID sets with repeats and missing objects")
     func rowsInWindows() throws {
         var (rng, seed, fixture, snapshot) = try seededSnapshot("FetchPlanTests.rowsInWindows")

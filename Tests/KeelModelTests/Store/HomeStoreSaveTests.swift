@@ -232,7 +232,7 @@ struct HomeStoreSaveTests {
         }
     }
 
-    @Test("a format 1 folder opens and is marked format 2; a folder of a newer format is refused with CORRUPT")
+    @Test("format 1 and 2 folders open and are marked format 3; a folder of a newer format is refused with CORRUPT")
     func formatVersions() throws {
         let model = TestModels.company(twoStores: true)
         var f = try StoreFixture(model: model)
@@ -245,19 +245,21 @@ struct HomeStoreSaveTests {
         func format() throws -> UInt64? {
             try f.store.stores[0].read { txn in try txn.tree(TreeLayout.meta)?.get(Array(MetaKey.format.utf8)) }.flatMap(KeyEncoding.readU64)
         }
-        #expect(try format() == 2)
-        try setFormat(1)
-        try f.reopen()
-        #expect(try format() == 2)
-        #expect(f.store.lastSaveID == SaveID(rawValue: 1))
-        try setFormat(3)
+        #expect(try format() == 3)
+        for older in [1, 2] as [UInt64] {
+            try setFormat(older)
+            try f.reopen()
+            #expect(try format() == 3)
+            #expect(f.store.lastSaveID == SaveID(rawValue: 1))
+        }
+        try setFormat(4)
         try f.store.close()
         do {
             _ = try ObjectStore.open(directory: f.directory, model: model, options: f.options)
-            Issue.record("a format 3 folder opened")
+            Issue.record("a format 4 folder opened")
         } catch {
             #expect(error.code == .corrupt)
-            #expect(error.message.contains("format 3"))
+            #expect(error.message.contains("format 4") && error.message.contains("formats 1 to 3"))
         }
     }
 }

@@ -53,10 +53,10 @@ struct RowCodecTests {
             #expect(x.isNaN == y.isNaN)
             if !x.isNaN { #expect(x == y && x.description == y.description) }
         }
-        // 1234.56: format, version, field, tag, flags, exponent, 3-byte mantissa.
+        // 1234.56: format, version, head (field 0, tag 13), flags, exponent, 3-byte mantissa.
         let one = RowCodec.encode(StoredObject(id: Self.id, version: 1, values: [.decimal(Decimal(string: "1234.56")!)]))
         #expect(DecimalLayout.verified)
-        #expect(one.count == 9 && one[3] == 13)
+        #expect(one.count == 8 && one[2] == 13)
     }
 
     @Test("decimals written as text (tag 3, the earlier form) are still read")
@@ -83,7 +83,7 @@ struct RowCodecTests {
         var values = [Value](repeating: .null, count: 200)
         values[150] = .int(3)
         let bytes = RowCodec.encode(StoredObject(id: Self.id, version: 1, values: values))
-        #expect(bytes.count == 1 + 1 + 2 + 1 + 1)  // format, version, field varint (2), tag, payload
+        #expect(bytes.count == 1 + 1 + 1 + 2 + 1)  // format, version, head, escape varint (2), payload
         let back = try RowCodec.decode(bytes, id: Self.id, fieldCount: 200)
         #expect(back.values == values)
     }
@@ -125,7 +125,7 @@ struct RowCodecTests {
         }
         #expect(refused > 0)
         // Fields out of order, beyond the entity, unknown tags, bad format byte.
-        let bad: [[UInt8]] = [[2, 1], [1, 1, 5, 1, 2, 1, 3, 1, 2], [1, 1, 99, 1, 2], [1, 1, 0, 77], [1, 1, 0, 4, 5, 0x61],
+        let bad: [[UInt8]] = [[3, 1], [1, 1, 5, 1, 2, 1, 3, 1, 2], [1, 1, 99, 1, 2], [1, 1, 0, 77], [1, 1, 0, 4, 5, 0x61],
                               [1, 1, 0, 4, 2, 0xC3, 0x28], [1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]]
         for b in bad {
             #expect(throws: KeelError.self) { try RowCodec.decode(b, id: Self.id, fieldCount: 4) }
