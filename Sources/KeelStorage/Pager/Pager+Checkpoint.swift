@@ -18,6 +18,8 @@
 //      hold them, which changes nothing.
 // Sync mode off skips the fsyncs (and with them the guarantee).
 
+import CKeelSupport
+
 extension Pager {
     enum CheckpointMode {
         /// Copy what live readers allow; reset the log only if everything was copied.
@@ -92,13 +94,7 @@ extension Pager {
                 s.revokedReaderCount += UInt64(cutOff)
                 target = latest
             }
-            var work: [(PageNumber, LogFrameReference, PageBuffer?)] = []
-            if target > s.backfilled {
-                for (page, e) in s.table.logEntries {
-                    guard let i = e.versionIndex(at: target), e.versions[i].sequence > s.backfilled else { continue }
-                    work.append((PageNumber(page), e.versions[i].frame, e.versions[i].buffer))
-                }
-            }
+            let work = target > s.backfilled ? s.table.checkpointWork(target: target, backfilled: s.backfilled) : []
             return (target, work, cutOff)
         }
         if cutOff > 0 {
@@ -106,7 +102,7 @@ extension Pager {
                 "cut off readers holding old snapshots so the log can be checkpointed",
                 metadata: ["store.path": "\(path)", "readers": "\(cutOff)", "log.bytes": "\(log.frameBytes)"])
         }
-        // 3. Copy, in page order (nothing to copy: no write and no fsync): `PageTable.logEntries`
+        // 3. Copy, in page order (nothing to copy: no write and no fsync): `PageTable.checkpointWork`
         // lists its pages in ascending order.
         let sorted = work
         assert(work.indices.dropFirst().allSatisfy { work[$0 - 1].0 < work[$0].0 }, "checkpoint work out of page order")
@@ -130,7 +126,11 @@ extension Pager {
                 }
                 run.removeAll(keepingCapacity: true)
             }
-            for (page, ref, cached) in sorted {
+            for (index, (page, ref, cached)) in sorted.enumerated() {
+                // The buffer objects a few pages on (retained into the run) and the next page's
+                // bytes (the kernel copies them during this page's write) are asked for ahead.
+                if index + 8 < sorted.count, let b = sorted[index + 8].2 { prefetchObject(b) }
+                if index + 1 < sorted.count, let b = sorted[index + 1].2 { keel_prefetch(b.pointer, pageSize) }
                 let buffer: PageBuffer
                 if let cached {
                     buffer = cached
@@ -158,22 +158,26 @@ extension Pager {
             groupCommit.stop(stop)
             throw stop
         } }
+        // 5. Reset the log when all of it is in the page file. Readers stop finding pages in the
+        // log before it is rewritten: every version is in the page file now (3, 4), so the table
+        // forgets the log, and a reader that found a frame before this and reads it during or
+        // after the reset looks the page up again (`logGeneration`, Pager.readLogVersion). No
+        // commit runs meanwhile (writer lock). The collapse makes each copied page's newest
+        // version its page-file copy, so it replaces forgetting the stale copies (`dropBase`),
+        // which a checkpoint that leaves part of the log does instead.
+        let collapses = target == latest
         state.withLock { s in
             s.backfilled = max(s.backfilled, target)
             s.epoch &+= 1
-            s.table.dropBase(of: sorted.map { $0.0 })
-        }
-        // 5. Reset the log when all of it is in the page file.
-        var reset = false
-        if target == latest {
-            // Readers stop finding pages in the log before it is rewritten: every version is in
-            // the page file now (3, 4), so the table forgets the log, and a reader that found a
-            // frame before this and reads it during or after the reset looks the page up again
-            // (`logGeneration`, Pager.readLogVersion). No commit runs meanwhile (writer lock).
-            state.withLock { s in
+            if collapses {
                 s.table.collapseLog()
                 s.logGeneration &+= 1
+            } else {
+                s.table.dropBase(of: sorted.map { $0.0 })
             }
+        }
+        var reset = false
+        if collapses {
             do throws(StorageError) {
                 try log.reset(
                     baseTransaction: w.lastTransaction, salt: UInt32.random(in: 1...UInt32.max),

@@ -235,15 +235,17 @@ final class Pager: @unchecked Sendable {
         var list: [LogPage] = []
         list.reserveCapacity(pages.dirty.count)
         for (number, buffer) in pages.dirty.sorted(by: { $0.key < $1.key }) {
-            let page = PageNumber(number)
-            buffer.transactionID = transaction
-            buffer.seal(as: page)
-            list.append(LogPage(number: page, buffer: buffer))
+            list.append(LogPage(number: PageNumber(number), buffer: buffer))
         }
+        // The log stamps each page with the transaction and seals it just before its frame goes
+        // into the chunk being written, so the kernel's copy reads it from the cache the checksum
+        // just brought it into (a commit of tens of MiB sealed up front left every page cold).
         let refs = try log.append(list, transaction: transaction, pageCountAfterCommit: pages.meta.pageCount)
         guard let last = refs.last?.0 else { return nil }
         state.withLock { s in
             for (i, (seq, ref)) in refs.enumerated() {
+                // Buffers retained into the table a few pages ahead (PageTable.swift, at the top).
+                if i + 8 < list.count { prefetchObject(list[i + 8].buffer) }
                 s.table.addVersion(list[i].number, sequence: seq, frame: ref, buffer: list[i].buffer)
             }
             s.pending.append((last, transaction))

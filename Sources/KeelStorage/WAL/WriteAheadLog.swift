@@ -2,7 +2,10 @@
 // and resetting the log after a checkpoint. The byte layout is in LogFormat.swift; recovery (the
 // scan at open) is in Recovery/LogScanner.swift.
 
-/// A page to append to the log, already stamped and sealed by the pager.
+import CKeelSupport
+
+/// A page to append to the log. `WriteAheadLog.append` stamps it with the transaction and seals
+/// it (PageBuffer.seal) just before building its frame.
 struct LogPage {
     var number: PageNumber
     var buffer: PageBuffer
@@ -56,7 +59,9 @@ final class WriteAheadLog: @unchecked Sendable {
     /// Bytes of frames in the current generation (what a checkpoint threshold compares against).
     var frameBytes: UInt64 { end.rawValue - UInt64(LogFormat.headerSize) }
 
-    /// Appends one transaction's pages; the last carries the commit flag and the page count.
+    /// Appends one transaction's pages; the last carries the commit flag and the page count. Each
+    /// page is stamped with `transaction` and sealed right before its frame is built, chunk by
+    /// chunk, so the gathered write that follows copies pages the checksum has just read.
     /// Returns each page's frame reference and sequence number, in order. On a write error the
     /// log's end is unchanged (the frames written so far are dead bytes the chain will reject) and
     /// the error is thrown: nothing of the transaction is visible.
@@ -104,6 +109,12 @@ final class WriteAheadLog: @unchecked Sendable {
             out.removeAll(keepingCapacity: true)
         }
         for (i, page) in pages.enumerated() {
+            // The next page's bytes (sealed next) and a later page's buffer object are asked for
+            // ahead, so their cache misses overlap this page's checksum.
+            if i + 4 < pages.count { prefetchObject(pages[i + 4].buffer) }
+            if i + 1 < pages.count { keel_prefetch(pages[i + 1].buffer.pointer, pageSize) }
+            page.buffer.transactionID = transaction
+            page.buffer.seal(as: page.number)
             let isCommit = i == pages.count - 1
             var flags: LogFormat.FrameFlags = isCommit ? [.commit] : []
             var stored = pageSize
