@@ -293,6 +293,43 @@ struct ObjectStoreTests {
         try f.expectConsistent()
     }
 
+    @Test("a cascade over two entities of one tree, one target already changed in the save, nullify read from each target's row")
+    func cascadeOverMixedTargets() throws {
+        let f = try StoreFixture { $0.storage.syncMode = .off }
+        let a = try f.insert("Department", ["name": .string("A")])
+        let b = try f.insert("Department", ["name": .string("B")])
+        let employee = f.model.id("Employee"), manager = f.model.id("Manager")
+        // B's people first: A's employees take mentors among them (a nullify the rules read from
+        // each deleted row).
+        let mentors = try f.store.batchInsert(entity: employee, objects: (0..<50).map { i in
+            f.values("Employee", ["name": .string("M\(i)"), "department": .object(b)])
+        }).inserted
+        // Both departments' people interleaved in key order, of two entities of one object tree.
+        var inA: [ObjectID] = [], inB: [ObjectID] = mentors
+        for (entity, name) in [(employee, "Employee"), (manager, "Manager"), (employee, "Employee")] {
+            let ids = try f.store.batchInsert(entity: entity, objects: (0..<300).map { i in
+                var values = ["name": Value.string("\(name)\(i)"), "department": .object(i % 2 == 0 ? a : b)]
+                if i % 2 == 0, i % 3 == 0 { values["mentor"] = .object(mentors[i % mentors.count]) }
+                return f.values(name, values)
+            }).inserted
+            for (i, id) in ids.enumerated() { if i % 2 == 0 { inA.append(id) } else { inB.append(id) } }
+        }
+        #expect(try f.members(a, "employees").count == inA.count)
+        // The save changes one of A's employees first (its row is then already in the save), then
+        // deletes A.
+        let result = try f.store.save(ChangeSet(
+            changes: [f.set(inA[7], "name", .string("Renamed")), .delete(a)], originals: try f.original(a, inA[7])))
+        #expect(Set(result.deleted) == Set(inA + [a]))
+        let s = try f.store.snapshot()
+        defer { s.close() }
+        for id in inA { #expect(try s.object(id) == nil, "\(id) survived its department") }
+        for id in inB { #expect(try s.object(id) != nil, "\(id) of the other department was deleted") }
+        #expect(try s.count(employee, includeSubentities: true) == inB.count)
+        let mentees = f.model.field("Employee", "mentees")
+        for m in mentors { #expect(try s.members(of: m, field: mentees).isEmpty, "\(m) still lists deleted mentees") }
+        try f.expectConsistent()
+    }
+
     @Test("a department with 10k employees: relate, then cascade delete, in linear-ish time")
     func bigCascade() throws {
         let f = try StoreFixture { $0.storage.syncMode = .off }

@@ -1,0 +1,134 @@
+// The page table's two checkpoint passes against a plain model: the work list (every page with a
+// log version at or below the target that is newer than what was already copied, that
+// version's frame and cached buffer, in page order) and the collapse of the log (each page's
+// newest version becomes its page-file copy, the ring and the byte count follow, the cache ends
+// within budget). Both passes ask for memory ahead of where they are (round cascade5), so the
+// tables here are sparse and dense, with entries near both ends of the slot array, where a
+// lookahead past the end or a version read from the wrong page would show.
+
+import Testing
+
+@testable import KeelStorage
+
+@Suite("Page table at a checkpoint")
+struct PageTableCheckpointTests {
+    /// One page's versions as the model keeps them: sequence, frame offset, whether it was cached.
+    /// The model holds no buffer (so the table's sweep may evict them); each buffer carries its
+    /// page and sequence (0 for a page-file copy) as a mark instead.
+    struct ModelVersion {
+        var sequence: UInt64
+        var offset: UInt64
+        var cached: Bool
+    }
+
+    static func marked(page: UInt32, sequence: UInt64) -> PageBuffer {
+        let b = PageBuffer(size: pageSize)
+        b.pointer.storeBytes(of: page, toByteOffset: 64, as: UInt32.self)
+        b.pointer.storeBytes(of: sequence, toByteOffset: 72, as: UInt64.self)
+        return b
+    }
+
+    static func mark(_ b: PageBuffer) -> (page: UInt32, sequence: UInt64) {
+        (b.pointer.load(fromByteOffset: 64, as: UInt32.self), b.pointer.load(fromByteOffset: 72, as: UInt64.self))
+    }
+
+    static let pageSize = 4096
+
+    /// Builds a table and its model: `pages` pages out of `slotCount`, each with 1–3 log versions
+    /// (some uncached, some recovered), some pages with a cached page-file copy too.
+    static func build(slotCount: Int, pages: Int, seed: UInt64, budgetPages: Int)
+        -> (PageTable, [UInt32: [ModelVersion]], Set<UInt32>)
+    {
+        var rng = SeededRandom(seed: seed)
+        var table = PageTable(budgetBytes: budgetPages * pageSize, pageSize: pageSize)
+        var model: [UInt32: [ModelVersion]] = [:]
+        var bases = Set<UInt32>()
+        var chosen = Set<UInt32>()
+        // Always the first and last slots, so lookaheads meet both ends of the array.
+        chosen.insert(0)
+        chosen.insert(UInt32(slotCount - 1))
+        while chosen.count < pages { chosen.insert(UInt32(rng.next() % UInt64(slotCount))) }
+        // Page-file copies first (cached before any log version exists, as a read would).
+        for page in chosen.sorted() where rng.next() % 3 == 0 {
+            if table.cache(marked(page: page, sequence: 0), page: PageNumber(page), sequence: .pageFile) { bases.insert(page) }
+        }
+        // Log versions in commit order: sequences ascend across commits, each page at most once
+        // per commit.
+        var sequence: UInt64 = 0
+        for round in 0..<3 {
+            for page in chosen.sorted() where round == 0 || rng.next() % 2 == 0 {
+                sequence += 1
+                let offset = sequence * 4128
+                let ref = LogFrameReference(
+                    offset: LogPosition(offset), storedLength: UInt32(pageSize), compressed: false,
+                    previousChecksum: 0, checksum: UInt32(truncatingIfNeeded: sequence))
+                if rng.next() % 5 == 0 {
+                    table.addRecoveredVersion(PageNumber(page), sequence: FrameSequence(sequence), frame: ref)
+                    model[page, default: []].append(ModelVersion(sequence: sequence, offset: offset, cached: false))
+                } else {
+                    table.addVersion(
+                        PageNumber(page), sequence: FrameSequence(sequence), frame: ref, buffer: marked(page: page, sequence: sequence))
+                    model[page, default: []].append(ModelVersion(sequence: sequence, offset: offset, cached: true))
+                }
+            }
+        }
+        return (table, model, bases)
+    }
+
+    @Test("the work list is the newest version at or below the target, newer than the last copy, page by page",
+          arguments: [(64, 60), (5_000, 40), (5_000, 2_000), (20_000, 9_000)])
+    func workList(slotCount: Int, pages: Int) {
+        let (table, model, _) = Self.build(slotCount: slotCount, pages: pages, seed: UInt64(slotCount * 31 + pages), budgetPages: 1 << 20)
+        let maxSequence = model.values.flatMap { $0 }.map(\.sequence).max() ?? 0
+        for (target, backfilled) in [(maxSequence, 0), (maxSequence / 2, 0), (maxSequence, maxSequence / 3), (maxSequence / 2, maxSequence / 2)] {
+            let work = table.checkpointWork(target: FrameSequence(target), backfilled: FrameSequence(backfilled))
+            var expected: [(UInt32, ModelVersion)] = []
+            for page in model.keys.sorted() {
+                guard let v = model[page]!.last(where: { $0.sequence <= target }), v.sequence > backfilled else { continue }
+                expected.append((page, v))
+            }
+            #expect(work.count == expected.count, "target \(target), backfilled \(backfilled)")
+            for (got, (page, v)) in zip(work, expected) {
+                #expect(got.0.rawValue == page)
+                #expect(got.1.offset.rawValue == v.offset, "page \(page)")
+                if let b = got.2 {
+                    #expect(v.cached && Self.mark(b) == (page, v.sequence), "page \(page): the buffer of another version")
+                } else {
+                    #expect(!v.cached, "page \(page): its cached version is missing from the work list")
+                }
+            }
+        }
+    }
+
+    @Test("collapsing the log makes each page's newest version its page-file copy, and the cache ends within budget",
+          arguments: [(64, 60, 1 << 20), (5_000, 2_000, 1 << 20), (20_000, 9_000, 1 << 20), (20_000, 9_000, 500)])
+    func collapse(slotCount: Int, pages: Int, budgetPages: Int) {
+        var (table, model, bases) = Self.build(slotCount: slotCount, pages: pages, seed: UInt64(slotCount + pages), budgetPages: budgetPages)
+        table.collapseLog()
+        #expect(table.cachedBytes == table.cachedPageCount * Self.pageSize)
+        #expect(table.cachedBytes <= table.budgetBytes)
+        var cached = 0
+        let unbounded = budgetPages >= 1 << 20
+        for page in Set(model.keys).union(bases).sorted() {
+            #expect(table.logEntry(page) == nil, "page \(page) still has log versions")
+            let newest = model[page]?.last
+            switch table.find(page, at: FrameSequence(UInt64.max)) {
+            case .buffer(let b):
+                cached += 1
+                // The newest version's buffer, or for a page without log versions its own copy.
+                #expect(Self.mark(b) == (page, newest?.sequence ?? 0), "page \(page): the cached copy is not its newest version")
+                if let newest { #expect(newest.cached, "page \(page): a version that was never cached") }
+            case .pageFile:
+                // Uncached: the newest version was not cached, or (small budget) the sweep evicted it.
+                if unbounded { #expect(newest.map { !$0.cached } ?? !bases.contains(page), "page \(page): a cached copy was dropped without need") }
+            case .log:
+                Issue.record("page \(page) is still found in the log")
+            }
+        }
+        if unbounded {
+            let expected = model.values.filter { $0.last!.cached }.count + bases.filter { model[$0] == nil }.count
+            #expect(cached == expected)
+        }
+        #expect(cached <= table.cachedPageCount)
+    }
+}
