@@ -12,7 +12,7 @@ static inline void keel_prefetch(const void *p, size_t length) {
 /// Asks the CPU to bring the cache line at `p` into its caches for writing (a hint, as above).
 /// For an object whose reference count is about to change: a retain or release is an atomic
 /// update, which waits for a cold line before anything after it proceeds, so a loop over many
-/// cold objects (the page table's buffers at a commit or a checkpoint) pays one full memory
+/// cold objects (the page table's buffers at a commit) pays one full memory
 /// latency per object unless the line was asked for a few objects earlier.
 static inline void keel_prefetch_write(const void *p) {
     __builtin_prefetch(p, 1, 3);

@@ -12,11 +12,10 @@
 // (outside the budget: at most `spareLimit` pages more).
 // Everything here is guarded by the pager's state lock.
 //
-// The loops that visit many pages' entries at once (a commit's new versions, the CLOCK sweep, a
-// checkpoint's work list and its collapse of the log) meet cold memory at every hop: the slot,
-// the page's `PageEntry`, its version list, the buffer object whose reference count a retain or
-// release updates (an atomic update waits for its line before anything after it proceeds). They
-// ask for those lines a few pages ahead (`keel_prefetch_write`), so the misses overlap instead of
+// The loops that visit many pages' entries at once in a commit (its new versions, the CLOCK sweep)
+// meet cold memory: the slot, the buffer object whose reference count a retain or release
+// updates (an atomic update waits for its line before anything after it proceeds). They ask for
+// those lines a few pages ahead (`keel_prefetch_write`), so the misses overlap instead of
 // following each other (Docs/Performance.md, round cascade5).
 
 import CKeelSupport
@@ -33,23 +32,6 @@ struct PageVersion {
 final class PageEntry {
     /// Log versions, ascending by sequence.
     var versions: [PageVersion] = []
-
-    /// Asks for the version list's first line (a hint; no effect on results).
-    @inline(__always)
-    func prefetchVersions() {
-        versions.withUnsafeBufferPointer { v in
-            if let first = v.baseAddress { keel_prefetch_write(UnsafeRawPointer(first)) }
-        }
-    }
-
-    /// Asks for the newest version's buffer object (a hint). The version list should be cached
-    /// already (`prefetchVersions` a few pages earlier), or this waits for it.
-    @inline(__always)
-    func prefetchNewestBuffer() {
-        versions.withUnsafeBufferPointer { v in
-            if !v.isEmpty, let b = v[v.count - 1].buffer { prefetchObject(b) }
-        }
-    }
 
     /// Index of the newest version visible at `snapshot`, or nil for the page file's copy.
     @inline(__always)
@@ -130,36 +112,19 @@ struct PageTable {
 
     /// A checkpoint's work list: every page with a log version at or below `target` newer than
     /// `backfilled`, with that version's frame and cached buffer (nil: not cached), in ascending
-    /// page order. One pass over the slots, asking for each entry, its version list and its newest
-    /// buffer a few pages ahead (the list retains the buffers).
+    /// page order, in one pass over the slots. (Asking for each entry, its version list and its
+    /// buffer a few pages ahead, as the commit does, did not pay here: Performance.md, round
+    /// cascade5.)
     func checkpointWork(target: FrameSequence, backfilled: FrameSequence) -> [(PageNumber, LogFrameReference, PageBuffer?)] {
         var work: [(PageNumber, LogFrameReference, PageBuffer?)] = []
         slots.withUnsafeBufferPointer { s in
             let n = s.count
             for p in 0..<n {
-                Self.prefetchEntries(s, ahead: p, count: n, bases: false)
                 guard let e = s[p].log, let i = e.versionIndex(at: target), e.versions[i].sequence > backfilled else { continue }
                 work.append((PageNumber(UInt32(p)), e.versions[i].frame, e.versions[i].buffer))
             }
         }
         return work
-    }
-
-    /// Prefetch distances in slots, one per hop: the entry, then its version list (read from the
-    /// entry), then the newest version's buffer (read from the list) and, with `bases`, the
-    /// page-file copy's buffer. About four in ten slots have an entry after a large commit.
-    static let entryDistance = 24, versionsDistance = 12, bufferDistance = 6
-
-    @inline(__always)
-    private static func prefetchEntries(_ s: UnsafeBufferPointer<PageSlot>, ahead p: Int, count n: Int, bases: Bool) {
-        if p + entryDistance < n, let e = s[p + entryDistance].log { prefetchObject(e) }
-        if p + versionsDistance < n, let e = s[p + versionsDistance].log { e.prefetchVersions() }
-        if p + bufferDistance < n {
-            if let e = s[p + bufferDistance].log {
-                e.prefetchNewestBuffer()
-                if bases, let b = s[p + bufferDistance].base { prefetchObject(b) }
-            }
-        }
     }
 
     /// The version of `page` that `snapshot` sees: a cached buffer (marked referenced for CLOCK),
@@ -360,26 +325,20 @@ struct PageTable {
     /// each page's newest version becomes its page-file copy, all log versions go, the ring is
     /// rebuilt.
     mutating func collapseLog() {
-        hand = 0
-        var ring = self.ring
-        self.ring = []
         ring.removeAll(keepingCapacity: true)
-        slots.withUnsafeMutableBufferPointer { s in
-            let n = s.count
-            for p in 0..<n {
-                // The entries, their lists, the newest buffers (retained as the page-file copy)
-                // and the old copies (released) a few pages ahead (see the top of the file).
-                Self.prefetchEntries(UnsafeBufferPointer(s), ahead: p, count: n, bases: true)
-                if let newest = s[p].log?.versions.last {
-                    s[p].base = newest.buffer
-                    s[p].baseReferenced = newest.referenced
-                }
-                s[p].log = nil
-                if s[p].base != nil { ring.append(CacheSlot(page: UInt32(p), sequence: 0)) }
+        hand = 0
+        cachedBytes = 0
+        for p in slots.indices {
+            if let newest = slots[p].log?.versions.last {
+                slots[p].base = newest.buffer
+                slots[p].baseReferenced = newest.referenced
+            }
+            slots[p].log = nil
+            if slots[p].base != nil {
+                ring.append(CacheSlot(page: UInt32(p), sequence: 0))
+                cachedBytes += pageSize
             }
         }
-        self.ring = ring
-        cachedBytes = ring.count * pageSize
         if cachedBytes > budgetBytes { evict() }
     }
 

@@ -18,8 +18,6 @@
 //      hold them, which changes nothing.
 // Sync mode off skips the fsyncs (and with them the guarantee).
 
-import CKeelSupport
-
 extension Pager {
     enum CheckpointMode {
         /// Copy what live readers allow; reset the log only if everything was copied.
@@ -126,11 +124,7 @@ extension Pager {
                 }
                 run.removeAll(keepingCapacity: true)
             }
-            for (index, (page, ref, cached)) in sorted.enumerated() {
-                // The buffer objects a few pages on (retained into the run) and the next page's
-                // bytes (the kernel copies them during this page's write) are asked for ahead.
-                if index + 8 < sorted.count, let b = sorted[index + 8].2 { prefetchObject(b) }
-                if index + 1 < sorted.count, let b = sorted[index + 1].2 { keel_prefetch(b.pointer, pageSize) }
+            for (page, ref, cached) in sorted {
                 let buffer: PageBuffer
                 if let cached {
                     buffer = cached

@@ -2,9 +2,8 @@
 // log version at or below the target that is newer than what was already copied, that
 // version's frame and cached buffer, in page order) and the collapse of the log (each page's
 // newest version becomes its page-file copy, the ring and the byte count follow, the cache ends
-// within budget). Both passes ask for memory ahead of where they are (round cascade5), so the
-// tables here are sparse and dense, with entries near both ends of the slot array, where a
-// lookahead past the end or a version read from the wrong page would show.
+// within budget). The tables are sparse and dense, with entries at both ends of the slot array,
+// versions cached, uncached and recovered, and a budget smaller than the table.
 
 import Testing
 
