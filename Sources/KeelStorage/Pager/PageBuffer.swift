@@ -12,7 +12,8 @@
 //
 // Validity: a page read from disk (page file or log) is trusted only if its checksum matches,
 // which also proves it sits at the right page number (Docs/Invariants.md, I3). Checksums are
-// computed by the pager when the page is written out, never by the code that edits the page.
+// computed when the page is written out (a commit's pages by the log as it appends them, just
+// before each frame), never by the code that edits the page.
 
 import CKeelSupport
 
