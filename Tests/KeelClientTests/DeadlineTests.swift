@@ -57,7 +57,8 @@ struct DeadlineTests {
 
     @Test("an admin command named in any case waits by the maintenance deadline, any other command by the default one")
     func adminCommandsWaitByTheMaintenanceDeadline() async throws {
-        var options = LiveDaemon.options(deadline: .milliseconds(200), highWater: 8, lowWater: 2)
+        // A default deadline long enough for the setup's calls on a loaded machine.
+        var options = LiveDaemon.options(deadline: .seconds(2), highWater: 8, lowWater: 2)
         options.maintenanceDeadline = .seconds(600)
         let stall = try await Stall(companies: 500, options: options)
         let connection = stall.connection
@@ -65,11 +66,11 @@ struct DeadlineTests {
         let admin = ["checkpoint", "Verify", "cHECKPOINT"].map { command in Task { try await connection.request(command) } }
         while connection.statistics.callsInFlight < 4 { await Task.yield() }
         // Names of an admin command's length that are not one, and others: the default deadline.
-        for command in ["VERIFI", "STATS", "CHECKPOINTS", "PING"] {
+        for command in ["VERIFI", "checkpoints"] {
             let error = await keelError { _ = try await connection.request(command) }
             #expect(error?.code == .timeout, "\(command)")
         }
-        // The four calls above waited the default deadline out one after the other; the admin
+        // The two calls above waited the default deadline out one after the other; the admin
         // calls, made before them, are answered once the stream goes on (with the default
         // deadline they would have thrown TIMEOUT long ago).
         while try await stall.rows?.next() != nil {}

@@ -66,6 +66,15 @@ struct RequestReplyTests {
             #expect(bytes == Array(text.utf8))
             #expect(try Request.parse(Array(bytes.dropLast())) == Request(tag: tag, command: command, arguments: arguments))
         }
+        // A numeric tag written from its number is the tag written from its text.
+        for number in [0, 7, 10, 42, 1_000_000, UInt64(Int64.max), UInt64.max] as [UInt64] {
+            var fromNumber: [UInt8] = []
+            Request.writeLine(tag: number, command: "GET", arguments: ["$id": "Company/1"], to: &fromNumber)
+            var fromText: [UInt8] = []
+            Request.writeLine(tag: String(number), command: "GET", arguments: ["$id": "Company/1"], to: &fromText)
+            #expect(fromNumber == fromText, "\(number)")
+            #expect(try Request.parse(Array(fromNumber.dropLast())).tag == String(number))
+        }
     }
 
     @Test(

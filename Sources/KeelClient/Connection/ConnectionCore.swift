@@ -181,6 +181,7 @@ final class ConnectionCore: Sendable {
         let discardedLines = Atomic<Int>(0)
         let writesLeftToEventLoop = Atomic<Int>(0)
         let peakRepliesPerRead = Atomic<Int>(0)
+        let repliesTakenInPlace = Atomic<Int>(0)
 
         static func raise(_ atomic: borrowing Atomic<Int>, to value: Int) {
             var current = atomic.load(ordering: .relaxed)

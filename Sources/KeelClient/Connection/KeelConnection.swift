@@ -227,6 +227,7 @@ public final class KeelConnection: Sendable {
             peakUnreadBytes: counters.peakUnreadBytes.load(ordering: .relaxed), pauses: counters.pauses.load(ordering: .relaxed),
             discardedLines: counters.discardedLines.load(ordering: .relaxed),
             writesLeftToEventLoop: counters.writesLeftToEventLoop.load(ordering: .relaxed),
-            peakRepliesPerRead: counters.peakRepliesPerRead.load(ordering: .relaxed))
+            peakRepliesPerRead: counters.peakRepliesPerRead.load(ordering: .relaxed),
+            repliesTakenInPlace: counters.repliesTakenInPlace.load(ordering: .relaxed))
     }
 }
