@@ -23,18 +23,21 @@ struct FetchPlanner {
     static let explainCap = 100_000
     static let semiJoinLimit = 1024
 
-    let model: Model
+    /// The state read, shared with the executor that runs the plan: existence of to-one
+    /// targets, semi-joins, counts for estimates.
+    let graph: FetchGraph
     let entity: EntityID
     let includeSubentities: Bool
     let predicate: BoundPredicate?
     let ordering: ObjectOrdering?
     let limit: Int?
     let offset: Int
-    /// The state read: existence of to-one targets, semi-joins, counts for estimates.
-    let state: ContextOverlay
     /// Index reads, nil when the state has none (the plan is then a scan).
     let indexes: (any IndexReading)?
     let explaining: Bool
+
+    var model: Model { graph.state.model }
+    var state: ContextOverlay { graph.state }
 
     var family: Set<EntityID> { includeSubentities ? model[entity].familySet : [entity] }
 
