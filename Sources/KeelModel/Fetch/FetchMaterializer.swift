@@ -6,6 +6,8 @@
 // (through the planner, so `bookUUID == $FETCH_SOURCE.uuid` reads the index), evaluated every
 // time it is asked for: nothing is cached across saves.
 
+import KeelStorage
+
 struct FetchMaterializer {
     static let chunkSize = 128
 
@@ -199,7 +201,7 @@ struct FetchMaterializer {
 
     /// Members of `field` for each object: pending edits from the overlay, the rest in one read.
     static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
-        var out = [[ObjectID]](repeating: [], count: ids.count)
+        var out = [[ObjectID]](filling: [], count: ids.count)
         var fromBase: [Int] = []
         fromBase.reserveCapacity(ids.count)
         for (i, id) in ids.enumerated() {
@@ -229,7 +231,7 @@ struct FetchMaterializer {
 
     /// Rows as the context sees them: pending ones from the overlay, the rest in one read per store.
     static func load(_ ids: [ObjectID], state: ContextOverlay) throws(KeelError) -> [StoredObject?] {
-        var out = [StoredObject?](repeating: nil, count: ids.count)
+        var out = [StoredObject?](filling: nil, count: ids.count)
         var fromBase: [Int] = []
         for (i, id) in ids.enumerated() {
             if state.deleted.contains(id) { continue }

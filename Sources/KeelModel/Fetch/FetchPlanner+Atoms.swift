@@ -211,6 +211,9 @@ extension FetchPlanner {
         var stillFixed = true
         var constrainedColumns = 0
         for field in index.fields {
+            // No atom on this column: nothing more of the index is served (and no list is built
+            // for the indexes a predicate does not touch).
+            guard atoms.contains(where: { $0.field == field }) else { break }
             let mine = atoms.filter { $0.field == field }
             let points = mine.filter { $0.pointCount != .max }.min { $0.pointCount < $1.pointCount }
             if let points, case .points(let keys, let hasNull) = points.constraint, !(index.isUnique && hasNull),

@@ -134,11 +134,11 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     /// with their leaves prefetched (`TreeReading.rows`, as an index read's rows are); the
     /// results come back in the order asked. Repeated IDs get the same row at each position.
     public func objects(_ ids: [ObjectID]) throws(KeelError) -> [StoredObject?] {
-        var out = [StoredObject?](repeating: nil, count: ids.count)
+        var out = [StoredObject?](filling: nil, count: ids.count)
         let count = model.entities.count
         // Each tree's positions of `ids`, in key order; `shareOf[e]`: the share of entity e's tree.
         var shares: [(store: Int, tree: String, order: [Int])] = []
-        var shareOf = [Int](repeating: -1, count: count)
+        var shareOf = [Int](filling: -1, count: count)
         for i in Self.keyOrder(ids) {
             let e = ids[i].entity.index
             guard e < count else { continue }  // no such entity: nil

@@ -28,7 +28,7 @@ final class ReadPages: PageSource {
     init(pager: Pager, snapshot: FrameSequence) {
         self.pager = pager
         self.snapshot = snapshot
-        slots = [UInt64](repeating: 0, count: Self.branchSlots)
+        slots = [UInt64](filling: 0, count: Self.branchSlots)
     }
 
     /// How many branch buffers the transaction holds (tests).
