@@ -89,7 +89,7 @@ struct FetchPlanner {
         e.indexes.forEach(consider)  // and the unique constraints, without joining the lists per request
         e.uniqueConstraints.forEach(consider)
         guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: [])) }
-        return make(.index(chosen), residual: residual(terms, served: Set(chosen.served)), reverse: sortOrder(chosen))
+        return make(.index(chosen), residual: residual(terms, served: chosen.served), reverse: sortOrder(chosen))
     }
 
     /// The candidate to read, nil for a scan.
@@ -155,7 +155,7 @@ struct FetchPlanner {
     }
 
     /// The terms not served, as one predicate (nil when none is left).
-    private func residual(_ terms: [Term], served: Set<Int>) -> BoundPredicate? {
+    private func residual(_ terms: [Term], served: [Int]) -> BoundPredicate? {
         guard let predicate else { return nil }
         let rest = terms.indices.filter { !served.contains($0) }.map { terms[$0] }
         if rest.isEmpty { return nil }
