@@ -47,9 +47,23 @@ struct PendingNotice {
 }
 
 /// The observers of an object store (guarded by `ObjectStore.observers`).
+/// The store's observers in the order they were added (tokens ascend, so the array stays sorted
+/// by token without sorting it at each notice).
 struct ObserverTable {
-    var next: UInt64 = 1
-    var entries: [UInt64: @Sendable (HistoryRecord) -> Void] = [:]
+    typealias Body = @Sendable (HistoryRecord) -> Void
+    private var next: UInt64 = 1
+    private(set) var entries: [(token: UInt64, body: Body)] = []
+
+    mutating func add(_ body: @escaping Body) -> ObserverToken {
+        let token = ObserverToken(rawValue: next)
+        next += 1
+        entries.append((token.rawValue, body))
+        return token
+    }
+
+    mutating func remove(_ token: ObserverToken) {
+        if let i = entries.firstIndex(where: { $0.token == token.rawValue }) { entries.remove(at: i) }
+    }
 }
 
 enum HistoryCodec {
@@ -161,16 +175,11 @@ extension ObjectStore {
     /// keep it short, and never save, run a batch or prune history from it (the save would wait
     /// for the lock its observer runs under). Snapshots, reads, `history` and `lastSaveID` are fine.
     public func addObserver(_ body: @escaping @Sendable (HistoryRecord) -> Void) -> ObserverToken {
-        observers.withLock { table in
-            let token = ObserverToken(rawValue: table.next)
-            table.next += 1
-            table.entries[token.rawValue] = body
-            return token
-        }
+        observers.withLock { $0.add(body) }
     }
 
     public func removeObserver(_ token: ObserverToken) {
-        _ = observers.withLock { $0.entries.removeValue(forKey: token.rawValue) }
+        observers.withLock { $0.remove(token) }
     }
 
     /// Queues the record of a save just committed (under the save lock, so in commit order).
@@ -191,7 +200,7 @@ extension ObjectStore {
             var delivered = 0
             while delivered < queue.count, queue[delivered].durable { delivered += 1 }
             guard delivered > 0 else { return }
-            let list = observers.withLock { Array($0.entries.sorted { $0.key < $1.key }.map(\.value)) }
+            let list = observers.withLock { $0.entries.map(\.body) }
             for notice in queue[..<delivered] {
                 for body in list { body(notice.record) }
             }

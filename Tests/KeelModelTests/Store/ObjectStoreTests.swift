@@ -268,6 +268,25 @@ struct ObjectStoreTests {
         #expect(try f.store.history(after: SaveID(rawValue: 0)).map(\.saveID.rawValue) == [6])
     }
 
+    @Test("observers are called in the order they were added, a removed one no more, one added later last")
+    func observerOrder() throws {
+        let f = try StoreFixture()
+        let heard = Mutex<[String]>([])
+        func observer(_ name: String) -> ObserverToken {
+            f.store.addObserver { record in heard.withLock { $0.append("\(name)\(record.saveID.rawValue)") } }
+        }
+        let a = observer("a"), b = observer("b"), c = observer("c")
+        try f.insert("Department", ["name": .string("One")])
+        f.store.removeObserver(b)
+        f.store.removeObserver(b)  // removing twice is harmless
+        let d = observer("d")
+        try f.insert("Department", ["name": .string("Two")])
+        #expect(heard.withLock { $0 } == ["a1", "b1", "c1", "a2", "c2", "d2"])
+        for token in [a, c, d] { f.store.removeObserver(token) }
+        try f.insert("Department", ["name": .string("Three")])
+        #expect(heard.withLock { $0.count } == 6)
+    }
+
     @Test("batch insert, update and delete: one save each, inverses and delete rules applied")
     func batches() throws {
         let f = try StoreFixture()

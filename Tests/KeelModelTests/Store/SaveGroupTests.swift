@@ -171,6 +171,8 @@ struct SaveGroupTests {
         let successes = SharedState<[(desk: Int, read: UInt64, number: Int64, save: UInt64)]>([])
         let problems = SharedState<[String]>([])
         let failedSaves = SharedState<Int>(0)
+        // Doomed saves that got past the conflict check: each wrote, then failed validation.
+        let failedAfterWriting = SharedState<Int>(0)
         let heard = SharedState<[UInt64]>([])
         let token = f.store.addObserver { record in heard.withLock { $0.append(record.saveID.rawValue) } }
         let before = f.store.lastSaveID.rawValue
@@ -192,6 +194,7 @@ struct SaveGroupTests {
                     successes.withLock { $0.append((d, row.version, n, result.saveID?.rawValue ?? 0)) }
                 } catch {
                     failedSaves.withLock { $0 += 1 }
+                    if error.code == .validation { failedAfterWriting.withLock { $0 += 1 } }
                     let expected: Set<KeelError.Code> = doomed ? [.conflict, .validation] : [.conflict]
                     if !expected.contains(error.code) { problems.withLock { $0.append("thread \(t) save \(i): \(error)") } }
                 }
@@ -227,6 +230,9 @@ struct SaveGroupTests {
         let stats = f.store.saveQueues[0].statistics
         #expect(stats.saves - statsBefore.saves == threads * perThread)
         #expect(stats.groups - statsBefore.groups < threads * perThread, "no save ever shared a group")
+        // Every save that failed after writing abandoned its group's transaction once (the group
+        // was run again without it); a save failing before writing abandoned nothing.
+        #expect(stats.abandoned - statsBefore.abandoned == failedAfterWriting.withLock { $0 }, "seed \(seed)")
         try f.expectConsistent()
     }
 
