@@ -172,8 +172,9 @@ struct FetchPlanTests {
     func longSemiJoinStreamsOn() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
         let loader = ObjectContext(store: store.store)
-        let sales = try loader.insert(entity: "Department", values: ["name": "Sales"])
-        let other = try loader.insert(entity: "Department", values: ["name": "Other"])
+        let company = try loader.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model)
+        let sales = try loader.insert(entity: "Department", values: ["name": "Sales", "companies": .array([.string(company)])])
+        let other = try loader.insert(entity: "Department", values: ["name": "Other", "companies": .array([.string(company)])])
         var employees: [ObjectID] = []
         for i in 0..<1_500 {
             let department = (i % 5 == 0 ? other : sales).text(in: store.model)

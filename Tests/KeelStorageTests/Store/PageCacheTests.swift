@@ -115,14 +115,15 @@ struct PageCacheTests {
     @Test("a read transaction's branch table: pages sharing a slot replace each other; every page read is the page asked for")
     func branchTableSlots() throws {
         let fs = InMemoryFileSystem()
-        let store = try openTestStore(fs) { options in
-            options.pageSize = 1024
-            options.cacheSizeBytes = 4 << 20
-        }
+        let store = try openTestStore(fs) { $0.cacheSizeBytes = 8 << 20 }
         defer { try? store.close() }
+        // 120 trees of a few leaves each under a branch root: more branch pages than the table
+        // has slots.
         try store.write { txn in
-            let tree = try txn.createTree("t")
-            for i in 0..<30_000 { try tree.put(key: numberedKey(i), value: randomBytes(40, seed: UInt64(i))) }
+            for t in 0..<120 {
+                let tree = try txn.createTree("t\(t)")
+                for i in 0..<12 { try tree.put(key: numberedKey(i), value: randomBytes(1000, seed: UInt64(t * 100 + i))) }
+            }
         }
         try store.checkpoint()
         let pager = try store.pager()
