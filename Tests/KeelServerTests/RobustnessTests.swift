@@ -32,6 +32,26 @@ struct RobustnessTests {
         #expect(try c.request("p PING").isOK)
     }
 
+    @Test("A MATCHES pattern that backtracks exponentially fails its fetch with PREDICATE; the daemon and the connection go on")
+    func catastrophicRegex() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let c = try keeld.connect()
+        let long = String(repeating: "a", count: 40) + "c"
+        try c.ok(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"\#(long)"},{"name":"ab"}]}"#)
+        // Swift's and ICU's backtracking engines alike need ~2^40 steps for this one: without a
+        // budget the request would hold its session thread for ever.
+        let reply = try c.request(#"f1 FETCH {"entity":"Company","predicate":"name MATCHES '(a*)*b'"}"#)
+        #expect(reply.errorCode == "PREDICATE", "\(reply.finalLine)")
+        #expect(reply.rows.isEmpty)
+        #expect(reply.finalLine.contains("backtracks too much") && reply.finalLine.contains(#""position":13"#), "\(reply.finalLine)")
+        try c.fails(#"f2 COUNT {"entity":"Company","predicate":"name MATCHES[c] '(A|A)*B'"}"#, "PREDICATE")
+        // The same connection, the same daemon: a sane pattern still answers.
+        #expect(try c.ok(#"f3 COUNT {"entity":"Company","predicate":"name MATCHES 'a+c|ab'"}"#) == ["count": 2])
+        #expect(try c.request("p PING").isOK)
+    }
+
     @Test("Random bytes and mutated requests never crash the daemon or change stored data")
     func fuzz() throws {
         let seed = DurabilityTests.seed()

@@ -92,7 +92,7 @@ final class RawRowFilter {
             guard field == wanted, tag == RowCodec.Tag.string || tag == RowCodec.Tag.uri else { return negated }
             let n = try row.reader.length()
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return negated }
-            guard let hit = singlePattern?.matches(utf8: UnsafeBufferPointer(start: base + row.reader.offset, count: n)) else {
+            guard let hit = try singlePattern?.matches(utf8: UnsafeBufferPointer(start: base + row.reader.offset, count: n)) else {
                 throw row.reader.damage("invalid UTF-8")
             }
             return hit != negated
@@ -134,7 +134,7 @@ final class RawRowFilter {
             case .text(let slot, let pattern, let negated):
                 guard let range = texts[slot], let base else { return negated }
                 let text = UnsafeBufferPointer(start: base + range.lowerBound, count: range.count)
-                guard let hit = pattern.matches(utf8: text) else { throw row.reader.damage("invalid UTF-8") }
+                guard let hit = try pattern.matches(utf8: text) else { throw row.reader.damage("invalid UTF-8") }
                 return hit != negated
             }
         }

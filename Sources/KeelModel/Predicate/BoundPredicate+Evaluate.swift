@@ -87,33 +87,40 @@ struct PredicateEvaluator<Graph: ObjectGraphReading> {
         switch c.modifier {
         case .direct:
             switch left {
-            case .one(let v): return test(v, c, right, foldRight)
+            case .one(let v): return try test(v, c, right, foldRight)
             case .many(let vs):
                 // `collection CONTAINS value`: membership.
                 guard case .one(let r) = right else { return false }
                 return vs.contains { equal($0, r, c.options, foldRight) }
             }
         case .any:
-            for element in left.elements where test(element, c, right, foldRight) { return true }
+            for element in left.elements { if try test(element, c, right, foldRight) { return true } }
             return false
         case .all:
-            for element in left.elements where !test(element, c, right, foldRight) { return false }
+            for element in left.elements { if !(try test(element, c, right, foldRight)) { return false } }
             return true
         case .none:
-            for element in left.elements where test(element, c, right, foldRight) { return false }
+            for element in left.elements { if try test(element, c, right, foldRight) { return false } }
             return true
         }
     }
 
-    /// One value of the left side against the right side.
-    private func test(_ l: Value, _ c: BoundComparison, _ right: Operand, _ foldRight: Bool) -> Bool {
+    /// One value of the left side against the right side. Throws only what a MATCHES pattern
+    /// throws (a text that exhausts its backtracking budget).
+    private func test(_ l: Value, _ c: BoundComparison, _ right: Operand, _ foldRight: Bool) throws(KeelError) -> Bool {
         switch c.op {
         case .equal:
-            if let pattern = c.pattern { return Self.text(l).map(pattern.matches) ?? false }
+            if let pattern = c.pattern {
+                guard let text = Self.text(l) else { return false }
+                return try pattern.matches(text)
+            }
             guard case .one(let r) = right else { return false }
             return equal(l, r, c.options, foldRight)
         case .notEqual:
-            if let pattern = c.pattern { return Self.text(l).map { !pattern.matches($0) } ?? true }
+            if let pattern = c.pattern {
+                guard let text = Self.text(l) else { return true }
+                return !(try pattern.matches(text))
+            }
             guard case .one(let r) = right else { return true }
             return !equal(l, r, c.options, foldRight)
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
@@ -135,18 +142,18 @@ struct PredicateEvaluator<Graph: ObjectGraphReading> {
             case .one(let r):
                 if let needle = Self.text(l), let haystack = Self.text(r) {
                     guard let pattern = try? StringPattern(.contains, needle, options: c.options, position: c.position) else { return false }
-                    return pattern.matches(haystack)
+                    return try pattern.matches(haystack)
                 }
                 return equal(l, r, c.options, foldRight)
             }
         case .beginsWith, .endsWith, .contains, .like, .matches:
             guard let text = Self.text(l) else { return false }
-            if let pattern = c.pattern { return pattern.matches(text) }
+            if let pattern = c.pattern { return try pattern.matches(text) }
             // A pattern from the object itself (`name BEGINSWITH nickname`): prepared per object.
             guard case .one(let r) = right, let patternText = Self.text(r),
                 let pattern = try? StringPattern(c.op, patternText, options: c.options, position: c.position)
             else { return false }
-            return pattern.matches(text)
+            return try pattern.matches(text)
         }
     }
 

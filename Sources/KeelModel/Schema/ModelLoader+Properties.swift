@@ -54,15 +54,15 @@ extension ModelLoader {
         if let lo = a.minValue, let hi = a.maxValue, Value.compare(lo, hi) == .orderedDescending {
             problems.add("\(path).maxValue", "maxValue \(describe(hi, type)) is below minValue \(describe(lo, type))")
         }
-        var compiled: Regex<AnyRegexOutput>?
+        var compiled: CompiledRegex?
         if let regex {
             if type != .string {
                 problems.add("\(path).regex", "regex applies to string attributes, not \(type.rawValue)")
             } else {
-                do {
-                    compiled = try Regex(regex)
-                } catch {
-                    problems.add("\(path).regex", "\(quoted(regex)) is not a valid regular expression: \(error)")
+                // ICU's syntax, as MATCHES and as Core Data's own regex validation.
+                compiled = try? CompiledRegex(regex, caseInsensitive: false, position: SourcePosition(0))
+                if compiled == nil {
+                    problems.add("\(path).regex", "\(quoted(regex)) is not a valid regular expression: \(CompiledRegex.refusal(of: regex))")
                 }
             }
         }
@@ -104,7 +104,7 @@ extension ModelLoader {
 
     /// The default must pass the attribute's own bounds and regex.
     private static func checkDefault(
-        _ d: Value, _ a: RawAttribute, _ regex: Regex<AnyRegexOutput>?, path: String, _ problems: inout ProblemList
+        _ d: Value, _ a: RawAttribute, _ regex: CompiledRegex?, path: String, _ problems: inout ProblemList
     ) {
         let measured: Value
         switch d {
@@ -119,8 +119,12 @@ extension ModelLoader {
         if let hi = a.maxValue, let order = Value.compare(measured, hi), order == .orderedDescending {
             problems.add(path, "the default is above maxValue: \(what) > \(describe(hi, a.type == .string || a.type == .binary ? .int64 : a.type))")
         }
-        if let regex, case .string(let s) = d, (try? regex.wholeMatch(in: s)) == nil {
-            problems.add(path, "the default \(quoted(s)) does not match the regex")
+        if let regex, case .string(let s) = d {
+            do {
+                if !(try regex.wholeMatch(s)) { problems.add(path, "the default \(quoted(s)) does not match the regex") }
+            } catch {
+                problems.add(path, "the default \(quoted(s)) makes the regex backtrack too much to check it")
+            }
         }
     }
 

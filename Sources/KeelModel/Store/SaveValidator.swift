@@ -61,7 +61,7 @@ enum SaveValidator {
             return denied.contains("\(x.entity.rawValue)/\(x.number).\(inverse)")
         }
         let touchedIDs = touched(s)
-        var regexes: [String: Regex<AnyRegexOutput>?] = [:]
+        var regexes: [String: CompiledRegex?] = [:]
         for i in touchedIDs {
             let id = s.entries[i].id
             guard let c = s.entries[i].current else { continue }
@@ -92,13 +92,19 @@ enum SaveValidator {
                         fail(a.name, "maxValue", "\(describe(v, a.type)) is above the maximum \(describe(max, nil))")
                     }
                     if let pattern = a.regex, case .string(let text) = v {
-                        let regex: Regex<AnyRegexOutput>?
+                        let regex: CompiledRegex?
                         if let cached = regexes[pattern] { regex = cached } else {
-                            regex = try? Regex(pattern)
+                            regex = try? CompiledRegex(pattern, caseInsensitive: false, position: SourcePosition(0))
                             regexes[pattern] = regex
                         }
                         if let regex {
-                            if (try? regex.wholeMatch(in: text)) == nil { fail(a.name, "regex", "does not match /\(pattern)/") }
+                            // Under the save lock: a value that makes the pattern backtrack past
+                            // its budget fails validation rather than stalling every saver.
+                            do {
+                                if !(try regex.wholeMatch(text)) { fail(a.name, "regex", "does not match /\(pattern)/") }
+                            } catch {
+                                fail(a.name, "regex", "makes /\(pattern)/ backtrack too much to check it (\(text.utf16.count) UTF-16 units)")
+                            }
                         } else {
                             fail(a.name, "regex", "the model's pattern /\(pattern)/ does not compile")
                         }

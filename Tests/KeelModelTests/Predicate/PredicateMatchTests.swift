@@ -118,6 +118,14 @@ let stringCases: [MatchCase] = [
     MatchCase("Employee", "name MATCHES[c] 'B.B'", ["bob"]),
     MatchCase("Employee", "name MATCHES[d] 'Chloe'", ["Chloé"]),
     MatchCase("Employee", "name MATCHES[cd] 'CHLOE|eve'", ["Chloé", "Eve"]),
+    // The whole text, whichever alternative gets there (the first, "A", matches only a prefix).
+    MatchCase("Employee", "name MATCHES 'A|Alice|Ev'", ["Alice"]),
+    MatchCase("Employee", "name MATCHES '.*e$'", ["Alice", "Eve"]),
+    // ICU's syntax at the pattern's end: a free-spacing comment, an unended \Q quote.
+    MatchCase("Employee", "name MATCHES %@", args: ["(?x) A l i c e  # the first"], ["Alice"]),
+    MatchCase("Employee", "name MATCHES %@", args: ["\\QAlice"], ["Alice"]),
+    MatchCase("Employee", "name MATCHES %@", args: ["\\QA.ice"], []),
+    MatchCase("Employee", "name MATCHES %@", args: ["\\p{Lu}\\p{Ll}+"], ["Alice", "Chloé", "David", "Eve", "Zed"]),
     MatchCase("Employee", "name ==[c] 'ALICE'", ["Alice"]),
     MatchCase("Employee", "name == 'chloé'", []),
     MatchCase("Employee", "name ==[d] 'Chloe'", ["Chloé"]),
@@ -263,6 +271,27 @@ struct PredicateMatchTests {
         let other = FetchSource(object: try #require(graph.objects[PredicateFixture.id("Book/2")]), graph: graph)
         #expect(try PredicateFixture.matches("Feedback", fetched.predicate, fetchSource: other) == ["meh"])
         #expect(try PredicateFixture.matches("Feedback", "$FETCH_SOURCE.title == 'Swift'", fetchSource: source) == ["great", "meh", "long"])
+    }
+
+    @Test("MATCHES: exponential backtracking fails with PREDICATE at the pattern, a long text within the budget matches, ICU's stack overflow fails too")
+    func regexBudget() throws {
+        let exponential = try CompiledRegex("(a*)*b", caseInsensitive: false, position: SourcePosition(13))
+        #expect(try exponential.wholeMatch("aaab") && !(try exponential.wholeMatch("aaac")))
+        let error = keelError { _ = try exponential.wholeMatch(String(repeating: "a", count: 30) + "c") }
+        #expect(error?.code == .predicate && error?.details?["position"] == .int(13), "\(String(describing: error))")
+        #expect(error?.message.contains("backtracks too much") == true)
+        // Linear work on a long text stays inside the budget, which grows with the text.
+        let long = String(repeating: "abcdefghij", count: 100_000)
+        #expect(try CompiledRegex(".*j", caseInsensitive: false, position: SourcePosition(0)).wholeMatch(long))
+        #expect(!(try CompiledRegex(".*x.*", caseInsensitive: false, position: SourcePosition(0)).wholeMatch(long)))
+        #expect(try CompiledRegex("(?:ABCDEFGHIJ)+", caseInsensitive: true, position: SourcePosition(0)).wholeMatch(long))
+        // One saved state per character: past ICU's backtracking stack, an error, not "no match".
+        let deep = try CompiledRegex("(a|b)*", caseInsensitive: false, position: SourcePosition(5))
+        #expect(try deep.wholeMatch(String(repeating: "ab", count: 500)))
+        #expect(keelError { _ = try deep.wholeMatch(String(repeating: "a", count: 2_000_000)) }?.code == .predicate)
+        // A pattern ICU refuses is refused at bind time, at its position.
+        let refused = keelError { _ = try CompiledRegex("a)(b", caseInsensitive: false, position: SourcePosition(7)) }
+        #expect(refused?.code == .predicate && refused?.details?["position"] == .int(7))
     }
 
     @Test("a bound predicate is reusable and agrees with a fresh bind for every object")

@@ -99,6 +99,22 @@ struct SaveRulesTests {
         #expect(try f.value(d, "code") == .string("X"))
     }
 
+    @Test("a model regex that a value makes backtrack exponentially fails validation at once, under the save lock, and others save")
+    func regexBudgetAtSave() throws {
+        let model = try ModelLoader.load(text: ModelFixture.model(entities: #"{"name":"Tag","attributes":[{"name":"code","type":"string","regex":"(x+x+)+y"}]}"#))
+        let f = try StoreFixture(model: model)
+        let bad = try f.new("Tag"), good = try f.new("Tag")
+        let error = keelError {
+            _ = try f.store.save(ChangeSet(changes: [.insert(bad, values: f.values("Tag", ["code": .string(String(repeating: "x", count: 40))]))]))
+        }
+        #expect(error?.code == .validation)
+        let failure = error?.details?["failures"]?.arrayValue?.first
+        #expect(failure?["rule"]?.stringValue == "regex" && failure?["message"]?.stringValue?.contains("backtrack too much") == true, "\(String(describing: error))")
+        #expect(try f.object(bad) == nil)
+        _ = try f.store.save(ChangeSet(changes: [.insert(good, values: f.values("Tag", ["code": .string("xxy")]))]))
+        #expect(try f.value(good, "code") == .string("xxy"))
+    }
+
     @Test("five different validation failures are all reported in one VALIDATION error and nothing is written")
     func fiveFailures() throws {
         let f = try StoreFixture()
