@@ -175,6 +175,54 @@ struct ConnectionTests {
         await connection.close()
     }
 
+    @Test("replies that come whole within a read are handed over in place, longer ones gathered across reads; each is its own call's")
+    func repliesInPlaceAndGathered() async throws {
+        let daemon = try LiveDaemon()
+        let connection = try await daemon.connect(LiveDaemon.options())
+        // GET replies from ~200 B to ~100 KB: the largest never fit one read (at most 64 KiB), so
+        // they are gathered by the framer; the rest mostly come whole, several to a read.
+        let sizes = [0, 10, 1_000, 5_000, 20_000, 70_000, 100_000]
+        let websites = sizes.enumerated().map { n, size in "https://example.com/\(String(repeating: "w", count: size))/\(n)" }
+        _ = try await connection.batchInsert(entity: "Company", objects: websites.enumerated().map { n, website in ["name": .string("s-\(n)"), "website": .string(website)] })
+        var ids = [String](repeating: "", count: sizes.count)
+        for n in sizes.indices {
+            let found = try await connection.rows("FETCH", ["entity": "Company", "predicate": "name == %@", "args": [.string("s-\(n)")]]).collect()
+            ids[n] = try #require(found.first?["$id"]?.stringValue)
+        }
+        let wrong = Findings()
+        let calls = 280
+        let found = ids
+        await withTaskGroup(of: Void.self) { group in
+            for call in 0..<calls {
+                group.addTask {
+                    let n = call % sizes.count
+                    do throws(KeelError) {
+                        if call % 10 == 9 {
+                            // A final ERR line, in place or gathered alike.
+                            await Self.getMissing(connection, "Company/\(2_000_000 + call)", wrong)
+                        } else {
+                            let object = try await connection.request("GET", ["$id": .string(found[n])])
+                            if object?["$id"]?.stringValue != found[n] || object?["website"]?.stringValue != websites[n] {
+                                wrong.add("call \(call) GET \(found[n]) → \(object?["$id"]?.stringValue ?? "nil"), website of \(object?["website"]?.stringValue?.count ?? -1) characters")
+                            }
+                        }
+                    } catch {
+                        wrong.add("call \(call): \(error)")
+                    }
+                }
+            }
+        }
+        #expect(wrong.all == [])
+        let statistics = connection.statistics
+        // Both ways were taken: in place, and (for the replies over 64 KiB at least) gathered.
+        #expect(statistics.repliesTakenInPlace > 0)
+        #expect(statistics.repliesTakenInPlace < calls)
+        #expect(statistics.callsInFlight == 0)
+        #expect(statistics.discardedLines == 0)
+        try await connection.ping()
+        await connection.close()
+    }
+
     @Test("a reply line over maxReplyBytes fails its call with TOO_LARGE; the connection stays in step")
     func replyTooLarge() async throws {
         let daemon = try LiveDaemon()

@@ -19,9 +19,9 @@ struct DeadlineTests {
         /// The stalled stream's only reference: setting it to nil drops the stream.
         var rows: KeelStream<JSON>.AsyncIterator?
 
-        init(companies: Int = 3000) async throws {
+        init(companies: Int = 3000, options: KeelConnection.Options = LiveDaemon.options(highWater: 8, lowWater: 2)) async throws {
             daemon = try LiveDaemon()
-            connection = try await daemon.connect(LiveDaemon.options(highWater: 8, lowWater: 2))
+            connection = try await daemon.connect(options)
             _ = try await insertCompanies(connection, count: companies, padding: 200)
             rows = connection.rows("FETCH", ["entity": "Company", "sort": [["key": "name"]]]).makeAsyncIterator()
             _ = try await rows?.next()
@@ -53,6 +53,30 @@ struct DeadlineTests {
         #expect(connection.statistics.callsInFlight == 0)
         let answer = try await connection.request("COUNT", ["entity": "Company"])
         #expect(answer?["count"] == 3000)
+    }
+
+    @Test("an admin command named in any case waits by the maintenance deadline, any other command by the default one")
+    func adminCommandsWaitByTheMaintenanceDeadline() async throws {
+        // A default deadline long enough for the setup's calls on a loaded machine.
+        var options = LiveDaemon.options(deadline: .seconds(2), highWater: 8, lowWater: 2)
+        options.maintenanceDeadline = .seconds(600)
+        let stall = try await Stall(companies: 500, options: options)
+        let connection = stall.connection
+        // Behind the stalled FETCH: the admin calls cannot be answered until it goes on.
+        let admin = ["checkpoint", "Verify", "cHECKPOINT"].map { command in Task { try await connection.request(command) } }
+        while connection.statistics.callsInFlight < 4 { await Task.yield() }
+        // Names of an admin command's length that are not one, and others: the default deadline.
+        for command in ["VERIFI", "checkpoints"] {
+            let error = await keelError { _ = try await connection.request(command) }
+            #expect(error?.code == .timeout, "\(command)")
+        }
+        // The two calls above waited the default deadline out one after the other; the admin
+        // calls, made before them, are answered once the stream goes on (with the default
+        // deadline they would have thrown TIMEOUT long ago).
+        while try await stall.rows?.next() != nil {}
+        for call in admin {
+            _ = try await call.value
+        }
     }
 
     @Test("a cancelled call throws CANCELLED at once; its reply is discarded; the connection stays in step")

@@ -49,6 +49,31 @@ struct LineFramerTests {
         }
     }
 
+    @Test("between lines only when nothing is gathered and no over-long line is being skipped")
+    func betweenLines() {
+        var framer = LineFramer(maximumLength: 16)
+        var out: [LineFramer.Frame] = []
+        #expect(framer.isBetweenLines)
+        framer.feed(Array("1 OK".utf8)) { out.append($0) }
+        #expect(!framer.isBetweenLines)
+        framer.feed(Array(" {}\n".utf8)) { out.append($0) }
+        #expect(framer.isBetweenLines)
+        // A CR alone is the start of a line too.
+        framer.feed(Array("\r".utf8)) { out.append($0) }
+        #expect(!framer.isBetweenLines)
+        framer.feed(Array("\n".utf8)) { out.append($0) }
+        #expect(framer.isBetweenLines)
+        // An over-long line: skipped (nothing gathered) until its LF.
+        framer.feed(Array(repeating: UInt8(ascii: "x"), count: 40)) { out.append($0) }
+        #expect(framer.bufferedByteCount == 0)
+        #expect(!framer.isBetweenLines)
+        framer.feed(Array("xx\n".utf8)) { out.append($0) }
+        #expect(framer.isBetweenLines)
+        #expect(out.count == 3)
+        #expect(out.first == .line(Array("1 OK {}".utf8)))
+        if case .tooLong = out.last {} else { Issue.record("expected tooLong last, got \(out)") }
+    }
+
     @Test("a line of exactly the limit passes, also with a CR; one byte more does not")
     func boundary() {
         let exact = Array(repeating: UInt8(ascii: "a"), count: 16)

@@ -66,6 +66,15 @@ struct RequestReplyTests {
             #expect(bytes == Array(text.utf8))
             #expect(try Request.parse(Array(bytes.dropLast())) == Request(tag: tag, command: command, arguments: arguments))
         }
+        // A numeric tag written from its number is the tag written from its text.
+        for number in [0, 7, 10, 42, 1_000_000, UInt64(Int64.max), UInt64.max] as [UInt64] {
+            var fromNumber: [UInt8] = []
+            Request.writeLine(tag: number, command: "GET", arguments: ["$id": "Company/1"], to: &fromNumber)
+            var fromText: [UInt8] = []
+            Request.writeLine(tag: String(number), command: "GET", arguments: ["$id": "Company/1"], to: &fromText)
+            #expect(fromNumber == fromText, "\(number)")
+            #expect(try Request.parse(Array(fromNumber.dropLast())).tag == String(number))
+        }
     }
 
     @Test(
@@ -87,6 +96,41 @@ struct RequestReplyTests {
         case .event: #expect(tag == "*")
         }
         #expect(try Reply.parse(bytes) == reply)
+    }
+
+    @Test(
+        "a reply's head is read in place: its kind and where its JSON starts, or what is wrong with it",
+        arguments: [
+            ("7 OK", "ok", 4), ("7 OK {}", "ok", 5), ("12 ROW {\"a\":1}", "row", 7), ("* EVENT {}", "event", 8),
+            ("3 ERR NOT_FOUND {}", "error NOT_FOUND", 16), ("3 ERR WHATEVER {}", "error WHATEVER", 15), (" OK", "ok", 3),
+            ("7", "a reply line is TAG KIND [...]", -1), ("", "a reply line is TAG KIND [...]", -1),
+            ("7 OKAY {}", "unknown reply kind OKAY", -1), ("7  OK", "unknown reply kind ", -1), ("7 ok", "unknown reply kind ok", -1),
+            ("7 EVENT {}", "unknown reply kind EVENT", -1), ("7 ERR", "ERR must be followed by a code and a JSON object", -1),
+            ("7 ERR NOT_FOUND", "ERR must be followed by a code and a JSON object", -1), ("7 ER {}", "unknown reply kind ER", -1),
+        ] as [(String, String, Int)])
+    func replyHeadKinds(line: String, expected: String, payloadStart: Int) throws {
+        let bytes = Array(line.utf8)
+        let fromMemory = bytes.withUnsafeBufferPointer { buffer in Result { () throws(ParseFailure) in try ReplyHead.parse(buffer) } }
+        let fromArray = Result { () throws(ParseFailure) in try ReplyHead.parse(bytes) }
+        switch (fromArray, fromMemory) {
+        case (.success(let head), .success(let same)):
+            #expect(head == same)
+            let kind: String
+            switch head.kind {
+            case .ok: kind = "ok"
+            case .row: kind = "row"
+            case .event: kind = "event"
+            case .error(let code): kind = "error \(code.rawValue)"
+            }
+            #expect(kind == expected)
+            #expect(head.payloadStart == payloadStart)
+        case (.failure(let failure), .failure(let same)):
+            #expect(failure.message == expected)
+            #expect(same.message == expected)
+            #expect(payloadStart == -1)
+        default:
+            Issue.record("\(line.debugDescription): \(fromArray) against \(fromMemory)")
+        }
     }
 
     @Test("the command table checks keys, kinds and required keys, naming every problem")

@@ -34,7 +34,7 @@ extension ConnectionCore {
         // times more); room for a typical request line at once, not grown a doubling at a time.
         var line: [UInt8] = []
         line.reserveCapacity(Self.typicalLineBytes)
-        Request.writeLine(tag: String(tag), command: command, arguments: members, to: &line)
+        Request.writeLine(tag: tag, command: command, arguments: members, to: &line)
         let limit = maxRequestBytes.load(ordering: .relaxed)
         if line.count - 1 > limit {
             throw KeelError(

@@ -35,15 +35,49 @@ extension StreamBuffer: RowSink {
     }
 }
 
+/// A reply line's bytes (without its LF): a copy of its own, or — for a final line that came
+/// whole within one read — a slice of that read's buffer (`ByteBuffer` shares its storage), so
+/// that the event loop hands it over without copying it.
+enum ReplyLine: Sendable {
+    case bytes([UInt8])
+    case slice(ByteBuffer)
+
+    var count: Int {
+        switch self {
+        case .bytes(let bytes): bytes.count
+        case .slice(let slice): slice.readableBytes
+        }
+    }
+
+    /// The bytes as an array (a copy only for a slice).
+    var array: [UInt8] {
+        switch self {
+        case .bytes(let bytes): bytes
+        case .slice(let slice): Array(slice.readableBytesView)
+        }
+    }
+
+    func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        switch self {
+        case .bytes(let bytes): bytes.withUnsafeBufferPointer(body)
+        case .slice(let slice): slice.withUnsafeReadableBytes { body($0.assumingMemoryBound(to: UInt8.self)) }
+        }
+    }
+}
+
 /// A final line as it came, for the calling task to parse (JSON is parsed on the caller's
 /// thread, not on the event loop).
 struct RawReply: Sendable {
-    let line: [UInt8]
+    let line: ReplyLine
     let head: ReplyHead
 
     /// The OK payload, or the ERR as a `KeelError`; a line whose JSON cannot be read is
     /// `INTERNAL` (a defect of the daemon; the connection stays in step, lines are whole).
     func outcome(command: String) -> Result<JSON?, KeelError> {
+        line.withBytes { line in outcome(line, command: command) }
+    }
+
+    private func outcome(_ line: UnsafeBufferPointer<UInt8>, command: String) -> Result<JSON?, KeelError> {
         let reply: Reply
         do {
             // The usual case, read without making a `Reply` (nor its tag's text).
@@ -51,7 +85,9 @@ struct RawReply: Sendable {
             reply = try head.reply(line)
         } catch {
             return .failure(KeelError(
-                .internal, "the daemon's reply to \(command) cannot be read (\(error.message)): \(String(decoding: line.prefix(200), as: UTF8.self))"))
+                .internal,
+                "the daemon's reply to \(command) cannot be read (\(error.message)): \(String(decoding: UnsafeBufferPointer(rebasing: line.prefix(200)), as: UTF8.self))"
+            ))
         }
         switch reply {
         case .ok(_, let payload): return .success(payload)
@@ -145,6 +181,7 @@ final class ConnectionCore: Sendable {
         let discardedLines = Atomic<Int>(0)
         let writesLeftToEventLoop = Atomic<Int>(0)
         let peakRepliesPerRead = Atomic<Int>(0)
+        let repliesTakenInPlace = Atomic<Int>(0)
 
         static func raise(_ atomic: borrowing Atomic<Int>, to value: Int) {
             var current = atomic.load(ordering: .relaxed)
@@ -182,7 +219,7 @@ final class ConnectionCore: Sendable {
 
     /// Delivers one reply line of `tag` to its call: a final line to the waiting task as it
     /// came (returned as `.resume`, for the caller to resume), a ROW to the call's stream.
-    func route(_ head: ReplyHead, line: [UInt8], tag: UInt64) -> Routed {
+    func route(_ head: ReplyHead, line: ReplyLine, tag: UInt64) -> Routed {
         enum Action {
             case none
             case resume(ReplyContinuation)
@@ -224,7 +261,7 @@ final class ConnectionCore: Sendable {
             }
             return .none
         case .push(let sink):
-            switch sink.push(line: line, payloadStart: head.payloadStart, bytes: line.count + 1) {
+            switch sink.push(line: line.array, payloadStart: head.payloadStart, bytes: line.count + 1) {
             case .discarded:
                 discard(tag)
                 return .none

@@ -105,5 +105,9 @@ extension KeelConnection {
         /// The most waiting calls answered by one read of the socket, whose tasks were resumed
         /// together at the end of it (pipelined calls' replies arrive in bursts).
         public var peakRepliesPerRead: Int
+        /// Final reply lines (OK or ERR) handed to their calls as slices of the read that brought
+        /// them, without a copy: those that came whole within one read (a line split across
+        /// reads is gathered, and copied).
+        public var repliesTakenInPlace: Int
     }
 }

@@ -181,9 +181,15 @@ public final class KeelConnection: Sendable {
 
     /// The admin commands of the table, upper-cased.
     private static let adminCommands = Set(CommandTable.all.filter(\.isAdmin).map(\.name))
+    /// Bit n is set when an admin command's name is n UTF-8 bytes long (names over 63 bytes set
+    /// bit 63): most calls are told apart by their length alone, without hashing the name.
+    static let adminNameLengths: UInt64 = adminCommands.reduce(0) { $0 | UInt64(1) << UInt64(min($1.utf8.count, 63)) }
 
-    /// Whether `command` (any case) is an admin command; no allocation for an upper-case name.
-    private static func isAdmin(_ command: String) -> Bool {
+    /// Whether `command` (any case) is an admin command; no allocation for an upper-case name,
+    /// and no hashing for a name whose length no admin command has (`GET`, `FETCH`, …).
+    static func isAdmin(_ command: String) -> Bool {
+        // Upper-casing an ASCII name keeps its length, and only ASCII letters make a command name.
+        guard adminNameLengths & (UInt64(1) << UInt64(min(command.utf8.count, 63))) != 0 else { return false }
         if adminCommands.contains(command) { return true }
         return command.utf8.contains { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } && adminCommands.contains(command.uppercased())
     }
@@ -221,6 +227,7 @@ public final class KeelConnection: Sendable {
             peakUnreadBytes: counters.peakUnreadBytes.load(ordering: .relaxed), pauses: counters.pauses.load(ordering: .relaxed),
             discardedLines: counters.discardedLines.load(ordering: .relaxed),
             writesLeftToEventLoop: counters.writesLeftToEventLoop.load(ordering: .relaxed),
-            peakRepliesPerRead: counters.peakRepliesPerRead.load(ordering: .relaxed))
+            peakRepliesPerRead: counters.peakRepliesPerRead.load(ordering: .relaxed),
+            repliesTakenInPlace: counters.repliesTakenInPlace.load(ordering: .relaxed))
     }
 }

@@ -16,16 +16,19 @@ extension ObjectContext {
 
     private func run(_ request: FetchRequest, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
         // A copy of the state: `row` may call the context (its changes are not seen by this fetch).
-        let state = try readState()
+        // It is moved into the fetch's graph, which the planner, the executor and the
+        // materializer share (one reference each, not a copy each of the overlay's dozen).
+        let graph = FetchGraph(try readState())
         let prepared = try PreparedFetch(request, model: model)
-        if request.result == .count { return try count(prepared, state) }
+        if prepared.result == .count { return try count(prepared, graph) }
         // First, in one engine read (Self.pinning): the plan and, when the fetch is small, the
         // whole result, materialized before `row` sees any of it — `row` never runs inside the read.
+        // The executor (with its plan) is moved out of the read and reused for the rest.
         var first: [FetchRow] = []
-        let (plan, complete) = try Self.pinning(state, prepared.entity.id) { () throws(KeelError) -> (FetchPlan, Bool) in
-            let plan = try prepared.plan(in: state, explaining: false)
-            guard Self.fitsOneRead(plan, ordering: prepared.ordering) else { return (plan, false) }
-            var materializer = FetchMaterializer(state: state, prepared: prepared)
+        let (executor, complete) = try Self.pinning(graph, prepared.entity.id) { () throws(KeelError) -> (FetchExecutor, Bool) in
+            let executor = FetchExecutor(graph: graph, plan: try prepared.plan(in: graph, explaining: false), ordering: prepared.ordering)
+            guard Self.fitsOneRead(executor.plan, ordering: prepared.ordering) else { return (executor, false) }
+            var materializer = FetchMaterializer(graph: graph, prepared: prepared)
             var produced = 0
             var stopped = false
             // The row is moved into `first`, not copied (a copy retains a dozen references).
@@ -34,7 +37,7 @@ extension ObjectContext {
                 first.append(consume fetched)
                 return true
             }
-            try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).run { (stored) throws(KeelError) -> Bool in
+            try executor.run { (stored) throws(KeelError) -> Bool in
                 if produced == Self.pinnedRows {
                     stopped = true
                     return false
@@ -44,7 +47,7 @@ extension ObjectContext {
             }
             // `pinnedRows` is a multiple of the materializer's chunk: when stopped, nothing is buffered.
             if !stopped { _ = try materializer.flush(collect) }
-            return (plan, !stopped)
+            return (executor, !stopped)
         }
         var delivered = 0
         // Out of `first` (a variable the closure above captured, so boxed: its elements can only
@@ -58,8 +61,7 @@ extension ObjectContext {
         }
         if complete { return delivered }
         // The rest streams, each chunk in its own read; the rows handed over already are skipped.
-        let executor = FetchExecutor(state: state, plan: plan, ordering: prepared.ordering)
-        var materializer = FetchMaterializer(state: state, prepared: prepared)
+        var materializer = FetchMaterializer(graph: graph, prepared: prepared)
         var skip = rows.count
         rows = []
         var going = true
@@ -99,15 +101,14 @@ extension ObjectContext {
 
     /// Runs `body` with the engine read of the entity's store held open (ObjectSnapshot.pinned)
     /// when the context reads a store snapshot.
-    static func pinning<R>(_ state: ContextOverlay, _ entity: EntityID, _ body: () throws(KeelError) -> R) throws(KeelError) -> R {
-        guard let snapshot = state.base as? ObjectSnapshot, entity.index < snapshot.layout.storeOf.count else { return try body() }
+    static func pinning<R>(_ graph: FetchGraph, _ entity: EntityID, _ body: () throws(KeelError) -> R) throws(KeelError) -> R {
+        guard let snapshot = graph.state.base as? ObjectSnapshot, entity.index < snapshot.layout.storeOf.count else { return try body() }
         return try snapshot.pinned(store: snapshot.layout.storeOf[entity.index], body)
     }
 
-    private func count(_ prepared: PreparedFetch, _ state: ContextOverlay) throws(KeelError) -> Int {
-        try Self.pinning(state, prepared.entity.id) { () throws(KeelError) -> Int in
-            let plan = try prepared.plan(in: state, explaining: false)
-            return try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).count()
+    private func count(_ prepared: PreparedFetch, _ graph: FetchGraph) throws(KeelError) -> Int {
+        try Self.pinning(graph, prepared.entity.id) { () throws(KeelError) -> Int in
+            try FetchExecutor(graph: graph, plan: try prepared.plan(in: graph, explaining: false), ordering: prepared.ordering).count()
         }
     }
 
@@ -124,8 +125,8 @@ extension ObjectContext {
     /// `COUNT`: how many rows the fetch would give (after `offset`, at most `limit`). An index
     /// that serves the whole predicate is counted by its keys; no row is read.
     public func count(_ request: FetchRequest) throws(KeelError) -> Int {
-        let state = try readState()
-        return try count(try PreparedFetch(request, model: model), state)
+        let graph = FetchGraph(try readState())
+        return try count(try PreparedFetch(request, model: model), graph)
     }
 
     /// `EXPLAIN`: how the fetch would run, in words (Docs/Predicates.md, "Indexes and EXPLAIN").

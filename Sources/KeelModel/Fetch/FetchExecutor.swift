@@ -12,17 +12,23 @@
 // a limit, or the best `offset + limit` in a bounded heap with one.
 
 struct FetchExecutor {
-    let state: ContextOverlay
+    /// The state read (`graph.state`), shared with the planner and the materializer: one
+    /// reference, not a copy of the overlay's dozen.
+    let graph: FetchGraph
     let plan: FetchPlan
     let ordering: ObjectOrdering?
-    let graph: FetchGraph
 
-    init(state: ContextOverlay, plan: FetchPlan, ordering: ObjectOrdering?) {
-        self.state = state
+    init(graph: FetchGraph, plan: consuming FetchPlan, ordering: ObjectOrdering?) {
+        self.graph = graph
         self.plan = plan
         self.ordering = ordering
-        self.graph = FetchGraph(state)
     }
+
+    init(state: ContextOverlay, plan: consuming FetchPlan, ordering: ObjectOrdering?) {
+        self.init(graph: FetchGraph(state), plan: plan, ordering: ordering)
+    }
+
+    var state: ContextOverlay { graph.state }
 
     var family: Set<EntityID> {
         plan.includeSubentities ? state.model[plan.entity].familySet : [plan.entity]

@@ -6,28 +6,31 @@
 // (through the planner, so `bookUUID == $FETCH_SOURCE.uuid` reads the index), evaluated every
 // time it is asked for: nothing is cached across saves.
 
+import KeelStorage
+
 struct FetchMaterializer {
     static let chunkSize = 128
 
-    let state: ContextOverlay
+    /// The fetch's state (`graph.state`), shared with its executor, not copied.
+    let graph: FetchGraph
     let prepared: PreparedFetch
     private var buffer: [StoredObject] = []
     /// Whether a chunk was handed over (later chunks are reserved whole).
     private var flushed = false
 
-    init(state: ContextOverlay, prepared: PreparedFetch) {
-        self.state = state
+    init(graph: FetchGraph, prepared: PreparedFetch) {
+        self.graph = graph
         self.prepared = prepared
     }
 
-    var model: Model { state.model }
+    var model: Model { graph.state.model }
 
     /// Takes one row; hands finished rows to `body` a chunk at a time. False once `body` stopped.
     /// `body` owns each row it is given (a consumer that keeps it moves it, no copy).
     mutating func add(_ row: StoredObject, _ body: (consuming FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
-        let request = prepared.request
-        if request.result == .ids || request.result == .count {
-            return try body(FetchRow(id: row.id, result: request.result, object: nil, fields: nil))
+        let result = prepared.result
+        if result == .ids || result == .count {
+            return try body(FetchRow(id: row.id, result: result, object: nil, fields: nil))
         }
         // The first chunk starts with room for 16 rows (most fetches end within it; reserving
         // 128 per request cost more than it saved), the later ones with room for a whole chunk.
@@ -45,9 +48,9 @@ struct FetchMaterializer {
         var rows: [StoredObject] = []
         swap(&rows, &buffer)
         flushed = true
-        let objects = try Self.managedObjects(consume rows, state: state, include: prepared.inclusions)
+        let objects = try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions)
         for object in objects {
-            guard try body(FetchRow(id: object.id, result: prepared.request.result, object: object, fields: prepared.fields)) else {
+            guard try body(FetchRow(id: object.id, result: prepared.result, object: object, fields: prepared.fields)) else {
                 return false
             }
         }
@@ -178,9 +181,10 @@ struct FetchMaterializer {
         let model = state.model
         let request = FetchRequest(entity: model[property.destination].name, predicate: property.predicate, sort: property.sort)
         let prepared = try PreparedFetch(request, model: model, fetchSource: FetchSource(object: source, graph: state))
-        let plan = try prepared.plan(in: state, explaining: false)
+        let graph = FetchGraph(state)
+        let plan = try prepared.plan(in: graph, explaining: false)
         var rows: [StoredObject] = []
-        try FetchExecutor(state: state, plan: plan, ordering: prepared.ordering).run { row in
+        try FetchExecutor(graph: graph, plan: plan, ordering: prepared.ordering).run { row in
             rows.append(row)
             return true
         }
@@ -197,7 +201,7 @@ struct FetchMaterializer {
 
     /// Members of `field` for each object: pending edits from the overlay, the rest in one read.
     static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
-        var out = [[ObjectID]](repeating: [], count: ids.count)
+        var out = [[ObjectID]](filling: [], count: ids.count)
         var fromBase: [Int] = []
         fromBase.reserveCapacity(ids.count)
         for (i, id) in ids.enumerated() {
@@ -227,7 +231,7 @@ struct FetchMaterializer {
 
     /// Rows as the context sees them: pending ones from the overlay, the rest in one read per store.
     static func load(_ ids: [ObjectID], state: ContextOverlay) throws(KeelError) -> [StoredObject?] {
-        var out = [StoredObject?](repeating: nil, count: ids.count)
+        var out = [StoredObject?](filling: nil, count: ids.count)
         var fromBase: [Int] = []
         for (i, id) in ids.enumerated() {
             if state.deleted.contains(id) { continue }

@@ -132,10 +132,10 @@ extension FetchPlanner {
             modifier: .direct, left: .field(g), op: op, options: c.options, right: other, position: c.position, pattern: c.pattern)
         let inner = BoundPredicate(entity: r.destination, root: .comparison(comparison), source: .constant(true), slotCount: 0)
         let planner = FetchPlanner(
-            model: model, entity: r.destination, includeSubentities: true, predicate: inner, ordering: nil,
-            limit: Self.semiJoinLimit + 1, offset: 0, state: state, indexes: indexes, explaining: false)
+            graph: graph, entity: r.destination, includeSubentities: true, predicate: inner, ordering: nil,
+            limit: Self.semiJoinLimit + 1, offset: 0, indexes: indexes, explaining: false)
         var targets: [Value] = []
-        try FetchExecutor(state: state, plan: try planner.plan(), ordering: nil).run { row in
+        try FetchExecutor(graph: graph, plan: try planner.plan(), ordering: nil).run { row in
             targets.append(.object(row.id))
             return true
         }
@@ -211,6 +211,9 @@ extension FetchPlanner {
         var stillFixed = true
         var constrainedColumns = 0
         for field in index.fields {
+            // No atom on this column: nothing more of the index is served (and no list is built
+            // for the indexes a predicate does not touch).
+            guard atoms.contains(where: { $0.field == field }) else { break }
             let mine = atoms.filter { $0.field == field }
             let points = mine.filter { $0.pointCount != .max }.min { $0.pointCount < $1.pointCount }
             if let points, case .points(let keys, let hasNull) = points.constraint, !(index.isUnique && hasNull),

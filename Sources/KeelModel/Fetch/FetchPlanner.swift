@@ -23,18 +23,21 @@ struct FetchPlanner {
     static let explainCap = 100_000
     static let semiJoinLimit = 1024
 
-    let model: Model
+    /// The state read, shared with the executor that runs the plan: existence of to-one
+    /// targets, semi-joins, counts for estimates.
+    let graph: FetchGraph
     let entity: EntityID
     let includeSubentities: Bool
     let predicate: BoundPredicate?
     let ordering: ObjectOrdering?
     let limit: Int?
     let offset: Int
-    /// The state read: existence of to-one targets, semi-joins, counts for estimates.
-    let state: ContextOverlay
     /// Index reads, nil when the state has none (the plan is then a scan).
     let indexes: (any IndexReading)?
     let explaining: Bool
+
+    var model: Model { graph.state.model }
+    var state: ContextOverlay { graph.state }
 
     var family: Set<EntityID> { includeSubentities ? model[entity].familySet : [entity] }
 
@@ -86,7 +89,7 @@ struct FetchPlanner {
         e.indexes.forEach(consider)  // and the unique constraints, without joining the lists per request
         e.uniqueConstraints.forEach(consider)
         guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: [])) }
-        return make(.index(chosen), residual: residual(terms, served: Set(chosen.served)), reverse: sortOrder(chosen))
+        return make(.index(chosen), residual: residual(terms, served: chosen.served), reverse: sortOrder(chosen))
     }
 
     /// The candidate to read, nil for a scan.
@@ -152,7 +155,7 @@ struct FetchPlanner {
     }
 
     /// The terms not served, as one predicate (nil when none is left).
-    private func residual(_ terms: [Term], served: Set<Int>) -> BoundPredicate? {
+    private func residual(_ terms: [Term], served: [Int]) -> BoundPredicate? {
         guard let predicate else { return nil }
         let rest = terms.indices.filter { !served.contains($0) }.map { terms[$0] }
         if rest.isEmpty { return nil }

@@ -34,7 +34,7 @@ extension ObjectSnapshot {
             groups[lastGroup].positions.append(i)
         }
         return try read(store: layout.storeOf[first.entity.index]) { (txn) throws(KeelError) -> [[ObjectID]] in
-            var out = [[ObjectID]](repeating: [], count: ids.count)
+            var out = [[ObjectID]](filling: [], count: ids.count)
             for group in groups {
                 // One cursor per tree, the owners in key order (TreeReading.MemberLookup).
                 var lookup = try TreeReading.MemberLookup(try self.tree(txn, group.name), ordered: group.ordered)

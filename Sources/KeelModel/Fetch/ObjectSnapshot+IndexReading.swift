@@ -250,7 +250,7 @@ extension ObjectSnapshot: IndexReading {
     static func familyMask(_ family: Set<EntityID>) -> [Bool] {
         var top = -1
         for e in family { top = max(top, e.index) }
-        var mask = [Bool](repeating: false, count: top + 1)
+        var mask = [Bool](filling: false, count: top + 1)
         for e in family { mask[e.index] = true }
         return mask
     }

@@ -42,11 +42,12 @@ extension ObjectStore {
         defer { snapshot.close() }
         var state = ContextOverlay(model: model)
         state.base = snapshot
+        let graph = FetchGraph(state)
         let planner = FetchPlanner(
-            model: model, entity: entity, includeSubentities: includeSubentities, predicate: predicate, ordering: nil,
-            limit: nil, offset: 0, state: state, indexes: snapshot, explaining: false)
+            graph: graph, entity: entity, includeSubentities: includeSubentities, predicate: predicate, ordering: nil,
+            limit: nil, offset: 0, indexes: snapshot, explaining: false)
         var out: [ObjectID] = []
-        try FetchExecutor(state: state, plan: try planner.plan(), ordering: nil).run { row in
+        try FetchExecutor(graph: graph, plan: try planner.plan(), ordering: nil).run { row in
             out.append(row.id)
             return true
         }

@@ -1,16 +1,25 @@
 // A fetch request checked against the model: the entity, the predicate bound (typed constants,
 // folded patterns, field numbers), the sort bound, and the fields of `properties` and `include`.
 // Errors are the protocol's: NO_SUCH_ENTITY, NO_SUCH_PROPERTY, PREDICATE, BAD_REQUEST.
+//
+// A class, and it keeps of the request only the scalars a run reads: the fetch hands it to the
+// planner and the materializer, and copying a struct of a dozen references (and the request's
+// strings and arrays) into each was a measurable part of a small query's cost.
 
-struct PreparedFetch {
+final class PreparedFetch {
     /// One name of `include`.
     enum Inclusion {
         case relationship(name: String, field: Int, Relationship)
         case fetched(FetchedProperty)
     }
 
-    let request: FetchRequest
     let entity: Entity
+    /// The request's scalars (its texts and lists are used up here).
+    let result: FetchRequest.ResultType
+    let limit: Int?
+    let offset: Int
+    let includeSubentities: Bool
+    let usesIndexes: Bool
     let predicate: BoundPredicate?
     let ordering: ObjectOrdering?
     /// Fields of `properties` (nil: every one).
@@ -21,8 +30,12 @@ struct PreparedFetch {
         guard let entity = model.entity(named: request.entity) else {
             throw KeelError(.noSuchEntity, "no entity \"\(request.entity)\" in model \(model.name)", details: ["entity": .string(request.entity)])
         }
-        self.request = request
         self.entity = entity
+        result = request.result
+        limit = request.limit
+        offset = request.offset
+        includeSubentities = request.includeSubentities
+        usesIndexes = request.usesIndexes
         if let text = request.predicate, !Self.isBlank(text) {
             let binder = PredicateBinder(model: model, args: request.args, vars: request.vars, fetchSource: fetchSource)
             predicate = try binder.bind(text, to: entity.id)
@@ -78,13 +91,17 @@ extension PreparedFetch {
     /// The plan for this fetch over `state`: indexes when the state's snapshot has them and the
     /// request allows them, else a scan.
     func plan(in state: ContextOverlay, explaining: Bool) throws(KeelError) -> FetchPlan {
-        let indexes = request.usesIndexes ? state.base?.indexReading : nil
+        try plan(in: FetchGraph(state), explaining: explaining)
+    }
+
+    /// The plan over the graph's state (the graph the fetch then runs on, shared, not copied).
+    func plan(in graph: FetchGraph, explaining: Bool) throws(KeelError) -> FetchPlan {
+        let indexes = usesIndexes ? graph.state.base?.indexReading : nil
         let planner = FetchPlanner(
-            model: state.model, entity: entity.id, includeSubentities: request.includeSubentities, predicate: predicate,
-            ordering: ordering, limit: request.limit, offset: request.offset, state: state, indexes: indexes,
-            explaining: explaining)
+            graph: graph, entity: entity.id, includeSubentities: includeSubentities, predicate: predicate,
+            ordering: ordering, limit: limit, offset: offset, indexes: indexes, explaining: explaining)
         var plan = try planner.plan()
-        plan.usesFastPaths = request.usesIndexes
+        plan.usesFastPaths = usesIndexes
         return plan
     }
 }

@@ -3,10 +3,12 @@
 // decodes what the filter reads, and the whole row only for the objects that pass — a decimal
 // or a string the filter does not look at costs a length skip, not a parse.
 
+import KeelStorage
+
 extension RowCodec {
     /// The row of `id` with only the fields where `wanted` is true decoded (the rest `.null`).
     static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int, wanted: [Bool]) throws(KeelError) -> StoredObject {
-        var values = [Value](repeating: .null, count: fieldCount)
+        var values = [Value](filling: .null, count: fieldCount)
         let version = try walkFields(bytes, fieldCount: fieldCount) { (field, tag, reader) throws(KeelError) in
             if field < wanted.count, wanted[field] {
                 values[field] = try decodeValue(tag: tag, &reader)

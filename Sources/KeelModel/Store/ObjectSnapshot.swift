@@ -80,9 +80,9 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     /// The tree called `name` in `txn`: from the pin's cache when `txn` is a pinned read.
     func tree(_ txn: ReadTransaction, _ name: String) throws(KeelError) -> Tree? {
         if let pin = pins.withLock({ pins in pins.first { $0?.txn === txn } ?? nil }) {
-            if let hit = pin.trees[name] { return hit }
+            if let hit = pin.tree(named: name) { return hit }
             let found: Tree? = try engine { () throws(StorageError) in try txn.tree(name) }
-            pin.trees.updateValue(found, forKey: name)
+            pin.trees.append((name, found))
             return found
         }
         return try engine { () throws(StorageError) in try txn.tree(name) }
@@ -134,11 +134,11 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     /// with their leaves prefetched (`TreeReading.rows`, as an index read's rows are); the
     /// results come back in the order asked. Repeated IDs get the same row at each position.
     public func objects(_ ids: [ObjectID]) throws(KeelError) -> [StoredObject?] {
-        var out = [StoredObject?](repeating: nil, count: ids.count)
+        var out = [StoredObject?](filling: nil, count: ids.count)
         let count = model.entities.count
         // Each tree's positions of `ids`, in key order; `shareOf[e]`: the share of entity e's tree.
         var shares: [(store: Int, tree: String, order: [Int])] = []
-        var shareOf = [Int](repeating: -1, count: count)
+        var shareOf = [Int](filling: -1, count: count)
         for i in Self.keyOrder(ids) {
             let e = ids[i].entity.index
             guard e < count else { continue }  // no such entity: nil
@@ -260,13 +260,21 @@ struct RecentRows: ~Copyable {
 final class PinnedRead: @unchecked Sendable {
     let txn: ReadTransaction
     let thread: pthread_t
-    /// Trees looked up under this read; room for a fetch's few (an index, an object tree, link
-    /// trees) from the start, so the first ones do not grow the table.
-    var trees = [String: Tree?](minimumCapacity: 8)
+    /// Trees looked up under this read, by name: a fetch's few (an index, an object tree, link
+    /// trees), searched in order — a dictionary cost more to build, hash into and free per
+    /// query than comparing a handful of names.
+    var trees: [(name: String, tree: Tree?)] = []
 
     init(txn: ReadTransaction, thread: pthread_t) {
         self.txn = txn
         self.thread = thread
+        trees.reserveCapacity(4)
+    }
+
+    /// The tree looked up under `name` (nil inside: looked up, no such tree); nil when not yet.
+    func tree(named name: String) -> Tree?? {
+        for entry in trees where entry.name == name { return .some(entry.tree) }
+        return nil
     }
 }
 

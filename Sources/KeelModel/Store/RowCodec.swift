@@ -60,6 +60,7 @@
 
 import Collections
 import Foundation
+import KeelStorage
 
 public enum RowCodec {
     /// The row format written (layout above).
@@ -261,7 +262,7 @@ public enum RowCodec {
     /// Decodes the row of `id`, whose entity has `fieldCount` properties. Throws CORRUPT on any
     /// damage.
     public static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
-        var values = [Value](repeating: .null, count: fieldCount)
+        var values = [Value](filling: .null, count: fieldCount)
         let version = try walkFields(bytes, fieldCount: fieldCount) { (field, tag, reader) throws(KeelError) in
             values[field] = try decodeValue(tag: tag, &reader)
         }

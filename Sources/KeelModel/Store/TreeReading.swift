@@ -47,7 +47,7 @@ enum TreeReading {
     static func rows(
         _ tree: Tree?, _ ids: [ObjectID], order: [Int], fieldCount: (ObjectID) -> Int
     ) throws(KeelError) -> [StoredObject?] {
-        var found = [StoredObject?](repeating: nil, count: ids.count)
+        var found = [StoredObject?](filling: nil, count: ids.count)
         try rows(tree, ids, order: order, fieldCount: fieldCount, into: &found)
         return found
     }

@@ -35,6 +35,12 @@ public struct LineFramer: Sendable {
     /// Bytes buffered for an incomplete line (never more than `maximumLength` + 1).
     public var bufferedByteCount: Int { buffer.count }
 
+    /// No line is under way: nothing is gathered and no over-long line is being skipped, so the
+    /// next byte fed starts a line. A reader that finds a whole line in memory then may take it
+    /// in place instead of feeding it (KeelClient's reply lines), as long as it is not over
+    /// `maximumLength` — the framer would only copy it out.
+    public var isBetweenLines: Bool { buffer.isEmpty && !skipping }
+
     /// Feeds bytes from memory: the daemon's hot path, specialised here once rather than
     /// instantiated generically for every read.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (Frame) throws -> Void) rethrows {

@@ -97,7 +97,7 @@ public struct ReplyHead: Sendable, Equatable {
     /// The tag, as the line has it.
     public var tag: String { number.map { String($0) } ?? text ?? "" }
 
-    private init(tag bytes: ArraySlice<UInt8>, kind: Kind, payloadStart: Int) {
+    private init(tag bytes: UnsafeBufferPointer<UInt8>, kind: Kind, payloadStart: Int) {
         number = Self.decimal(bytes)
         text = number == nil ? String(decoding: bytes, as: UTF8.self) : nil
         self.kind = kind
@@ -105,7 +105,7 @@ public struct ReplyHead: Sendable, Equatable {
     }
 
     /// `bytes` as a number when they are its canonical decimal form (what `String(n)` gives).
-    private static func decimal(_ bytes: ArraySlice<UInt8>) -> UInt64? {
+    private static func decimal(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
         guard let first = bytes.first, first != UInt8(ascii: "0") || bytes.count == 1, bytes.count <= 20 else { return nil }
         var value: UInt64 = 0
         for byte in bytes {
@@ -129,40 +129,70 @@ public struct ReplyHead: Sendable, Equatable {
 
     /// Reads the tag and kind of a reply line (without its LF).
     public static func parse(_ line: [UInt8]) throws(ParseFailure) -> ReplyHead {
-        guard let space = line.firstIndex(of: UInt8(ascii: " ")) else {
+        try line.withUnsafeBufferPointer { bytes in Result { () throws(ParseFailure) in try parse(bytes) } }.get()
+    }
+
+    /// Reads the tag and kind of a reply line (without its LF) in memory — a client's read
+    /// buffer — comparing bytes in place: nothing is allocated but a tag's text when the tag is
+    /// not a number, and an ERR's code.
+    public static func parse(_ line: UnsafeBufferPointer<UInt8>) throws(ParseFailure) -> ReplyHead {
+        let count = line.count
+        var space = 0
+        while space < count, line[space] != UInt8(ascii: " ") { space += 1 }
+        guard space < count else {
             throw ParseFailure(tag: nil, message: "a reply line is TAG KIND [...]")
         }
-        let tag = line[..<space]
+        let tag = UnsafeBufferPointer(rebasing: line[..<space])
         let kindStart = space + 1
-        let kindEnd = line[kindStart...].firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
-        let tailStart = min(kindEnd + 1, line.endIndex)
-        switch line[kindStart..<kindEnd] {
-        case ArraySlice("OK".utf8):
+        var kindEnd = kindStart
+        while kindEnd < count, line[kindEnd] != UInt8(ascii: " ") { kindEnd += 1 }
+        let tailStart = min(kindEnd + 1, count)
+        let kind = UnsafeBufferPointer(rebasing: line[kindStart..<kindEnd])
+        if Self.equals(kind, "OK") {
             return ReplyHead(tag: tag, kind: .ok, payloadStart: tailStart)
-        case ArraySlice("ROW".utf8):
+        } else if Self.equals(kind, "ROW") {
             return ReplyHead(tag: tag, kind: .row, payloadStart: tailStart)
-        case ArraySlice("EVENT".utf8) where tag.elementsEqual("*".utf8):
+        } else if Self.equals(kind, "EVENT") && Self.equals(tag, "*") {
             return ReplyHead(tag: tag, kind: .event, payloadStart: tailStart)
-        case ArraySlice("ERR".utf8):
-            guard let codeEnd = line[tailStart...].firstIndex(of: UInt8(ascii: " ")) else {
+        } else if Self.equals(kind, "ERR") {
+            var codeEnd = tailStart
+            while codeEnd < count, line[codeEnd] != UInt8(ascii: " ") { codeEnd += 1 }
+            guard codeEnd < count else {
                 throw ParseFailure(tag: String(decoding: tag, as: UTF8.self), message: "ERR must be followed by a code and a JSON object")
             }
-            let code = KeelError.Code(rawValue: String(decoding: line[tailStart..<codeEnd], as: UTF8.self))
+            let code = KeelError.Code(rawValue: String(decoding: UnsafeBufferPointer(rebasing: line[tailStart..<codeEnd]), as: UTF8.self))
             return ReplyHead(tag: tag, kind: .error(code), payloadStart: codeEnd + 1)
-        default:
-            throw ParseFailure(
-                tag: String(decoding: tag, as: UTF8.self), message: "unknown reply kind \(String(decoding: line[kindStart..<kindEnd], as: UTF8.self))")
+        }
+        throw ParseFailure(tag: String(decoding: tag, as: UTF8.self), message: "unknown reply kind \(String(decoding: kind, as: UTF8.self))")
+    }
+
+    /// Whether `bytes` are exactly the ASCII `word`.
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+        word.withUTF8Buffer { word in
+            guard bytes.count == word.count else { return false }
+            for i in 0..<word.count where bytes[i] != word[i] { return false }
+            return true
         }
     }
 
     /// The JSON after the head (nil when the line has none), parsed.
     public func payload(_ line: [UInt8]) throws(ParseFailure) -> JSON? {
+        try line.withUnsafeBufferPointer { bytes in Result { () throws(ParseFailure) in try payload(bytes) } }.get()
+    }
+
+    /// The JSON after the head of a line in memory (nil when the line has none), parsed.
+    public func payload(_ line: UnsafeBufferPointer<UInt8>) throws(ParseFailure) -> JSON? {
         guard payloadStart < line.count else { return nil }
-        do { return try JSON.parse(line[payloadStart...]) } catch { throw ParseFailure(tag: tag, message: error.message) }
+        do { return try JSON.parse(UnsafeBufferPointer(rebasing: line[payloadStart...])) } catch { throw ParseFailure(tag: tag, message: error.message) }
     }
 
     /// The whole reply of `line`, whose head this is.
     public func reply(_ line: [UInt8]) throws(ParseFailure) -> Reply {
+        try line.withUnsafeBufferPointer { bytes in Result { () throws(ParseFailure) in try reply(bytes) } }.get()
+    }
+
+    /// The whole reply of a line in memory, whose head this is.
+    public func reply(_ line: UnsafeBufferPointer<UInt8>) throws(ParseFailure) -> Reply {
         if case .ok = kind { return .ok(tag: tag, try payload(line)) }
         guard let body = try payload(line) else {
             throw ParseFailure(tag: tag, message: "a ROW, EVENT or ERR line carries a JSON value")

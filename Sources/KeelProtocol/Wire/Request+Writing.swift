@@ -36,11 +36,24 @@ extension Request {
         writeLine(tag: tag, command: command, arguments: arguments, into: &out)
     }
 
+    /// Appends the line, as UTF-8 bytes, of a request whose tag is a number written in decimal
+    /// (what `String(tag)` writes: KeelClient's tags), without making the tag's text.
+    public static func writeLine(tag: UInt64, command: String, arguments: OrderedDictionary<String, JSON>, to out: inout [UInt8]) {
+        assert(isValidCommand(command), "a request line needs a valid command")
+        out.appendInteger(tag)
+        writeRest(command: command, arguments: arguments, into: &out)
+    }
+
     private static func writeLine<Output: JSONTextOutput>(
         tag: String, command: String, arguments: OrderedDictionary<String, JSON>, into out: inout Output
     ) {
         assert(isValidTag(tag) && isValidCommand(command), "a request line needs a valid tag and command")
         out.appendText(tag)
+        writeRest(command: command, arguments: arguments, into: &out)
+    }
+
+    /// The line after its tag: ` COMMAND [JSON]` and the LF.
+    private static func writeRest<Output: JSONTextOutput>(command: String, arguments: OrderedDictionary<String, JSON>, into out: inout Output) {
         out.appendASCII(UInt8(ascii: " "))
         out.appendText(command)
         if !arguments.isEmpty {

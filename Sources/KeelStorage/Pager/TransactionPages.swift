@@ -9,32 +9,56 @@
 /// right one; holding it pins it in the cache for the transaction's life like any page in use
 /// (I16), at most `branchSlots` pages. Leaves and overflow pages always go through the pager,
 /// so every lookup still sees a checkpoint's cut-off (I7).
+///
+/// The table costs every read (a fetch opens one per query), so it is built to cost little
+/// when few branches are kept: the slots are one array of plain words (nothing to release per
+/// slot), each naming a page and its place in `kept`, which holds only the buffers kept — a
+/// few for a lookup, not 64 optionals made and destroyed one by one per read.
 final class ReadPages: PageSource {
     let pager: Pager
     let snapshot: FrameSequence
     var pageSize: Int { pager.pageSize }
     var changeCount: UInt64 { 0 }
     static let branchSlots = 64
-    private var branches: [PageBuffer?]
-    private var branchNumbers: [UInt32]
+    /// Per slot: 0 when empty, else the page number in the high 32 bits and the buffer's place
+    /// in `kept` plus one in the low 32.
+    private var slots: [UInt64]
+    private var kept: [PageBuffer] = []
 
     init(pager: Pager, snapshot: FrameSequence) {
         self.pager = pager
         self.snapshot = snapshot
-        branches = Array(repeating: nil, count: Self.branchSlots)
-        branchNumbers = Array(repeating: 0, count: Self.branchSlots)
+        slots = [UInt64](filling: 0, count: Self.branchSlots)
     }
+
+    /// How many branch buffers the transaction holds (tests).
+    var keptBranches: Int { kept.count }
 
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         let slot = Int(number.rawValue) & (Self.branchSlots - 1)
-        if branchNumbers[slot] == number.rawValue, let b = branches[slot] { return b }
+        let entry = slots[slot]
+        if entry != 0, UInt32(truncatingIfNeeded: entry &>> 32) == number.rawValue {
+            return kept[Int(truncatingIfNeeded: entry & 0xFFFF_FFFF) &- 1]
+        }
         let buffer = try pager.readPage(number, snapshot: snapshot)
         if buffer.pointer.load(fromByteOffset: 4, as: UInt8.self) == PageType.branch.rawValue {
-            branches[slot] = buffer
-            branchNumbers[slot] = number.rawValue
+            keep(buffer, number, slot: slot, replacing: entry)
         }
         return buffer
+    }
+
+    private func keep(_ buffer: PageBuffer, _ number: PageNumber, slot: Int, replacing entry: UInt64) {
+        let place: UInt64
+        if entry != 0 {
+            place = entry & 0xFFFF_FFFF  // the slot's old page goes: its place in `kept` is reused
+            kept[Int(truncatingIfNeeded: place) &- 1] = buffer
+        } else {
+            if kept.capacity == 0 { kept.reserveCapacity(8) }
+            kept.append(buffer)
+            place = UInt64(kept.count)
+        }
+        slots[slot] = UInt64(number.rawValue) &<< 32 | place
     }
 }
 

@@ -168,6 +168,46 @@ struct FetchPlanTests {
         try store.expectConsistent()
     }
 
+    @Test("a fetch past its first read goes on with that read's executor, plan and graph: a semi-join over 1,500 rows in index order, with pending changes, gives the scan's rows in the same order")
+    func longSemiJoinStreamsOn() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let loader = ObjectContext(store: store.store)
+        let company = try loader.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model)
+        let sales = try loader.insert(entity: "Department", values: ["name": "Sales", "companies": .array([.string(company)])])
+        let other = try loader.insert(entity: "Department", values: ["name": "Other", "companies": .array([.string(company)])])
+        var employees: [ObjectID] = []
+        for i in 0..<1_500 {
+            let department = (i % 5 == 0 ? other : sales).text(in: store.model)
+            employees.append(try loader.insert(
+                entity: "Employee", values: ["name": .string("e\(i)"), "salary": .string("\(1000 + i % 97)"), "department": .string(department)]))
+        }
+        try loader.save()
+        let c = ObjectContext(store: store.store)
+        _ = try c.insert(entity: "Employee", values: ["name": "new", "salary": "1050", "department": .string(sales.text(in: store.model))])
+        try c.update(employees[1], values: ["department": .string(other.text(in: store.model))])
+        try c.update(employees[5], values: ["department": .string(sales.text(in: store.model)), "salary": "1001"])
+        _ = try c.delete(employees[2])
+        let request = FetchRequest(entity: "Employee", predicate: "department.name == 'Sales'", sort: [KeelSortDescriptor(key: "salary")])
+        let plan = try c.explain(request)
+        #expect(plan.hasPrefix("INDEX Employee.department,salary") && plan.contains("sort: by index"), "\(plan)")
+        var scan = request
+        scan.usesIndexes = false
+        let indexed = try c.names(request)
+        #expect(indexed.count == 1_200 - 1 - 1 + 1 + 1, "more rows than the first read holds (\(ObjectContext.pinnedRows))")
+        #expect(indexed.count > ObjectContext.pinnedRows)
+        #expect(indexed == (try c.names(scan)))
+        #expect(Set(indexed).count == indexed.count, "each row once")
+        #expect(indexed.contains("new") && indexed.contains("e5") && !indexed.contains("e1") && !indexed.contains("e2"))
+        #expect(try c.count(request) == indexed.count)
+        // Stopped inside the streamed part, the rows handed over are the first ones of the whole.
+        var firstRows: [String] = []
+        try c.fetch(request) { (row) throws(KeelError) -> Bool in
+            if case .string(let name)? = row.object?["name"] { firstRows.append(name) }
+            return firstRows.count < ObjectContext.pinnedRows + 10
+        }
+        #expect(firstRows == Array(indexed.prefix(ObjectContext.pinnedRows + 10)))
+    }
+
     @Test("pending inserts, updates and deletes are seen, with and without an index, in sort order")
     func pendingChanges() throws {
         let data = try FetchTestData()

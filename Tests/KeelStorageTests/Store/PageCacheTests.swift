@@ -3,7 +3,9 @@
 // until the commit returns. Before the fix each added page swept the whole ring (a 1M-key bulk
 // insert took minutes instead of seconds); now sweep work is linear in the pages added.
 // Evicted buffers are reused for later page reads, never one that a transaction still holds; a
-// read transaction keeps the branch pages it crossed, and is still cut off by a checkpoint.
+// read transaction keeps the branch pages it crossed, and is still cut off by a checkpoint. Its
+// table of kept branches (a slot per page number modulo 64) hands back the page asked for when
+// pages share a slot, and keeps at most one buffer per slot.
 
 import Testing
 
@@ -108,5 +110,50 @@ struct PageCacheTests {
             }
             #expect(error?.code == .snapshotTooOld, "\(String(describing: error))")
         }
+    }
+
+    @Test("a read transaction's branch table: pages sharing a slot replace each other; every page read is the page asked for")
+    func branchTableSlots() throws {
+        let fs = InMemoryFileSystem()
+        let store = try openTestStore(fs) { $0.cacheSizeBytes = 8 << 20 }
+        defer { try? store.close() }
+        // 120 trees of a few leaves each under a branch root: more branch pages than the table
+        // has slots.
+        try store.write { txn in
+            for t in 0..<120 {
+                let tree = try txn.createTree("t\(t)")
+                for i in 0..<12 { try tree.put(key: numberedKey(i), value: randomBytes(1000, seed: UInt64(t * 100 + i))) }
+            }
+        }
+        try store.checkpoint()
+        let pager = try store.pager()
+        let pageCount = Int(pager.writer.withLock { $0.meta.pageCount })
+        let (id, snapshot, _) = pager.beginRead()
+        defer { pager.endRead(id) }
+        let pages = ReadPages(pager: pager, snapshot: snapshot)
+        var random = SeededRandom(seed: testSeed("branchTableSlots"))
+        // Every page twice, in a random order: each read must give that page's bytes.
+        var order = Array(1..<pageCount) + Array(1..<pageCount)
+        order.shuffle(using: &random)
+        var slotHolder: [Int: UInt32] = [:]  // slot → the branch page last read into it
+        var held: [UInt32: PageBuffer] = [:]  // the buffer handed out for that page
+        var branches = Set<UInt32>()
+        for n in order {
+            let number = PageNumber(UInt32(n))
+            let expected = try pager.readPage(number, snapshot: snapshot)
+            let got = try pages.page(number)
+            #expect(Array(got.readOnlyBytes) == Array(expected.readOnlyBytes), "page \(n)")
+            guard got.pageType == .branch else { continue }
+            branches.insert(UInt32(n))
+            let slot = n & (ReadPages.branchSlots - 1)
+            if slotHolder[slot] == UInt32(n), let kept = held[UInt32(n)] {
+                #expect(got === kept, "branch page \(n) still holds slot \(slot): the kept buffer is handed back")
+            }
+            slotHolder[slot] = UInt32(n)
+            held[UInt32(n)] = got
+            #expect(pages.keptBranches == slotHolder.count, "one kept buffer per slot in use")
+        }
+        #expect(branches.count > ReadPages.branchSlots, "\(branches.count) branch pages: more than the slots, so slots were shared")
+        #expect(pages.keptBranches <= ReadPages.branchSlots)
     }
 }
