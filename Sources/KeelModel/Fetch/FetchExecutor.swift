@@ -24,10 +24,6 @@ struct FetchExecutor {
         self.ordering = ordering
     }
 
-    init(state: ContextOverlay, plan: consuming FetchPlan, ordering: ObjectOrdering?) {
-        self.init(graph: FetchGraph(state), plan: plan, ordering: ordering)
-    }
-
     var state: ContextOverlay { graph.state }
 
     var family: Set<EntityID> {

@@ -61,7 +61,6 @@ enum SaveValidator {
             return denied.contains("\(x.entity.rawValue)/\(x.number).\(inverse)")
         }
         let touchedIDs = touched(s)
-        var regexes: [String: CompiledRegex?] = [:]
         for i in touchedIDs {
             let id = s.entries[i].id
             guard let c = s.entries[i].current else { continue }
@@ -92,12 +91,7 @@ enum SaveValidator {
                         fail(a.name, "maxValue", "\(describe(v, a.type)) is above the maximum \(describe(max, nil))")
                     }
                     if let pattern = a.regex, case .string(let text) = v {
-                        let regex: CompiledRegex?
-                        if let cached = regexes[pattern] { regex = cached } else {
-                            regex = try? CompiledRegex(pattern, caseInsensitive: false, position: SourcePosition(0))
-                            regexes[pattern] = regex
-                        }
-                        if let regex {
+                        if let regex = rule.regex {
                             // Under the save lock: a value that makes the pattern backtrack past
                             // its budget fails validation rather than stalling every saver.
                             do {

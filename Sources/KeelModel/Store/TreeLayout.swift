@@ -57,13 +57,16 @@ final class TreeLayout: Sendable {
                 switch p {
                 case .attribute(let a):
                     if a.isTransient { return nil }
+                    // The regex is compiled here, once per open store, not per save under the save lock
+                    // (the model loader has checked it compiles; nil here fails the save as uncompilable).
                     return FieldRule(field: field, kind: .attribute, type: a.type, isOptional: a.isOptional,
-                                     hasMore: a.minValue != nil || a.maxValue != nil || a.regex != nil)
+                                     hasMore: a.minValue != nil || a.maxValue != nil || a.regex != nil,
+                                     regex: a.regex.flatMap { try? CompiledRegex($0, caseInsensitive: false, position: SourcePosition(0)) })
                 case .relationship(let r) where !r.isToMany:
-                    return r.isOptional ? nil : FieldRule(field: field, kind: .toOne, type: .int64, isOptional: false, hasMore: false)
+                    return r.isOptional ? nil : FieldRule(field: field, kind: .toOne, type: .int64, isOptional: false, hasMore: false, regex: nil)
                 case .relationship(let r):
                     return r.minCount > 0 || r.maxCount > 0
-                        ? FieldRule(field: field, kind: .toMany, type: .int64, isOptional: true, hasMore: true) : nil
+                        ? FieldRule(field: field, kind: .toMany, type: .int64, isOptional: true, hasMore: true, regex: nil) : nil
                 }
             }
         }
@@ -98,6 +101,8 @@ struct FieldRule: Sendable {
     var isOptional: Bool
     /// Bounds or a regex (attributes), counts (to-many): the Property has more to check.
     var hasMore: Bool
+    /// The attribute's `regex`, compiled (nil without one, or if it did not compile).
+    var regex: CompiledRegex?
 }
 
 /// How the save's insert fast path sets a field of a new object (SaveReplay.insert).
