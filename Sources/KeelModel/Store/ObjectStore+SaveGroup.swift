@@ -116,7 +116,7 @@ final class QueuedSave: @unchecked Sendable {
     /// other wakers, so it may wake before its save is settled).
     let parker = Parker()
     let wakeUp: ThreadWakeUp?
-    /// Set (releasing) by the leader once it is done with this save: `outcome` is set and the
+    /// Set by the leader once it is done with this save (sequentially consistent): `outcome` is set and the
     /// saver's closures let go.
     let settled = Atomic<Bool>(false)
     /// Times the saver woke on its shared wake-up (a Dekker pair with `settled`: a leader that
