@@ -63,8 +63,10 @@ extension ObjectContext {
         }
         var rows = consume firstRows
         var delivered = 0
-        // Each row borrowed from the array's storage, not copied out of it (a FetchRow holds a
-        // dozen references: an array subscript's copy retained and released them all per row).
+        // Each row read from the array's buffer. The call still copies it (a FetchRow holds a
+        // dozen references, retained and released per row: ~130 instructions); moving the rows
+        // out instead (reversed, `popLast`) cost more, `reverse` copying them (Performance.md,
+        // round fetchrow).
         let stoppedEarly = try rows.withUnsafeBufferPointer { (buffer) throws(KeelError) -> Bool in
             for i in buffer.indices {
                 delivered += 1
