@@ -23,42 +23,58 @@ extension ObjectContext {
         if prepared.result == .count { return try count(prepared, graph) }
         // First, in one engine read (Self.pinning): the plan and, when the fetch is small, the
         // whole result, materialized before `row` sees any of it — `row` never runs inside the read.
-        // The executor (with its plan) is moved out of the read and reused for the rest.
-        var first: [FetchRow] = []
-        let (executor, complete) = try Self.pinning(graph, prepared.entity.id) { () throws(KeelError) -> (FetchExecutor, Bool) in
+        // The executor (with its plan) is moved out of the read and reused for the rest; the
+        // first rows are returned with it, from a variable of the read's closure — not one the
+        // closure captures from outside, which `pinning` (handing the closure on as escaping)
+        // would box, each append paying a runtime exclusivity check.
+        let (executor, complete, firstRows) = try Self.pinning(graph, prepared.entity.id) {
+            () throws(KeelError) -> (FetchExecutor, Bool, [FetchRow]) in
             let executor = FetchExecutor(graph: graph, plan: try prepared.plan(in: graph, explaining: false), ordering: prepared.ordering)
-            guard Self.fitsOneRead(executor.plan, ordering: prepared.ordering) else { return (executor, false) }
+            guard Self.fitsOneRead(executor.plan, ordering: prepared.ordering) else { return (executor, false, []) }
             var materializer = FetchMaterializer(graph: graph, prepared: prepared)
+            var first: [FetchRow] = []
             var produced = 0
             var stopped = false
-            // The row is moved into `first`, not copied (a copy retains a dozen references).
-            let collect = { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
-                if first.capacity == 0 { first.reserveCapacity(16) }  // not grown from 1 for a typical result
-                first.append(consume fetched)
-                return true
-            }
+            // Each row is moved into `first`, not copied (a copy retains a dozen references), by
+            // closures written at the call (non-escaping): a closure value or a local function
+            // referenced from the closure below would box `first`, and each append would pay a
+            // runtime exclusivity check.
             try executor.run { (stored) throws(KeelError) -> Bool in
                 if produced == Self.pinnedRows {
                     stopped = true
                     return false
                 }
                 produced += 1
-                return try materializer.add(stored, collect)
+                return try materializer.add(stored) { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
+                    if first.capacity == 0 { first.reserveCapacity(16) }  // not grown from 1 for a typical result
+                    first.append(consume fetched)
+                    return true
+                }
             }
             // `pinnedRows` is a multiple of the materializer's chunk: when stopped, nothing is buffered.
-            if !stopped { _ = try materializer.flush(collect) }
-            return (executor, !stopped)
+            if !stopped {
+                _ = try materializer.flush { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
+                    if first.capacity == 0 { first.reserveCapacity(16) }
+                    first.append(consume fetched)
+                    return true
+                }
+            }
+            return (executor, !stopped, first)
         }
+        var rows = consume firstRows
         var delivered = 0
-        // Out of `first` (a variable the closure above captured, so boxed: its elements can only
-        // be copied out) into a local: by index, each row is then borrowed from the array, not
-        // copied (a FetchRow holds a dozen references).
-        var rows: [FetchRow] = []
-        swap(&rows, &first)
-        for i in rows.indices {
-            delivered += 1
-            guard try row(rows[i]) else { return delivered }
+        // Each row read from the array's buffer. The call still copies it (a FetchRow holds a
+        // dozen references, retained and released per row: ~130 instructions); moving the rows
+        // out instead (reversed, `popLast`) cost more, `reverse` copying them (Performance.md,
+        // round fetchrow).
+        let stoppedEarly = try rows.withUnsafeBufferPointer { (buffer) throws(KeelError) -> Bool in
+            for i in buffer.indices {
+                delivered += 1
+                guard try row(buffer[i]) else { return true }
+            }
+            return false
         }
+        if stoppedEarly { return delivered }
         if complete { return delivered }
         // The rest streams, each chunk in its own read; the rows handed over already are skipped.
         var materializer = FetchMaterializer(graph: graph, prepared: prepared)

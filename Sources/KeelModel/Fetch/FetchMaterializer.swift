@@ -48,9 +48,15 @@ struct FetchMaterializer {
         var rows: [StoredObject] = []
         swap(&rows, &buffer)
         flushed = true
-        let objects = try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions)
-        for object in objects {
-            guard try body(FetchRow(id: object.id, result: prepared.result, object: object, fields: prepared.fields)) else {
+        var objects = try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions)
+        // Each object is moved into its row, not copied out of the array (a copy retains its
+        // values, entity and inclusions, and the array's destruction releases them again): the
+        // list reversed (its elements moved, nothing retained) and handed on by `popLast`.
+        objects.reverse()
+        let result = prepared.result, fields = prepared.fields
+        while let object = objects.popLast() {
+            let id = object.id
+            guard try body(FetchRow(id: id, result: result, object: consume object, fields: fields)) else {
                 return false
             }
         }

@@ -22,8 +22,14 @@ final class ReadPages: PageSource {
     static let branchSlots = 64
     /// Per slot: 0 when empty, else the page number in the high 32 bits and the buffer's place
     /// in `kept` plus one in the low 32.
-    private var slots: [UInt64]
-    private var kept: [PageBuffer] = []
+    ///
+    /// Both lists without the runtime's exclusivity checks: a read transaction's pages are used
+    /// by the one thread running the read, and no access to them overlaps another (`page` reads
+    /// both, `keep` writes both, neither calls out while holding an access). The checks cost a
+    /// `swift_beginAccess` (~90 instructions with its thread-local set) on every page a cursor
+    /// asks for — two per page, most of them branch pages found in the slots.
+    @exclusivity(unchecked) private var slots: [UInt64]
+    @exclusivity(unchecked) private var kept: [PageBuffer] = []
 
     init(pager: Pager, snapshot: FrameSequence) {
         self.pager = pager

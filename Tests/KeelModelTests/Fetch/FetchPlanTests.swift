@@ -208,6 +208,41 @@ struct FetchPlanTests {
         #expect(firstRows == Array(indexed.prefix(ObjectContext.pinnedRows + 10)))
     }
 
+    @Test("an index fetch materialized in its first read hands over each row once, in order, with its values, and stops where the body says: at every count across the materializer's chunks")
+    func firstReadRowsStop() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let loader = ObjectContext(store: store.store)
+        var names: [String] = []
+        var ages: [String: Int64] = [:]
+        for i in 0..<300 {
+            let name = "e" + String(1000 + (i * 7919) % 300)  // inserted out of name order, each name once
+            names.append(name)
+            ages[name] = Int64(i % 90)
+            _ = try loader.insert(entity: "Employee", values: ["name": .string(name), "salary": .string("\(1000 + i)"), "age": .int(Int64(i % 90))])
+        }
+        try loader.save()
+        names.sort()
+        let c = ObjectContext(store: store.store)
+        let request = FetchRequest(entity: "Employee", predicate: "name >= 'e'", sort: [KeelSortDescriptor(key: "name")])
+        let plan = try c.explain(request)
+        #expect(plan.hasPrefix("INDEX Person.name") && plan.contains("sort: by index"), "\(plan)")
+        #expect(ObjectContext.fitsOneRead(try c.plan(request), ordering: try PreparedFetch(request, model: store.model).ordering))
+        for stop in [1, 2, 15, 16, 17, 127, 128, 129, 256, 299, 300, 301] {
+            var seen: [String] = []
+            let delivered = try c.fetch(request) { (row) throws(KeelError) -> Bool in
+                guard case .string(let name)? = row.object?["name"], case .int(let age)? = row.object?["age"] else {
+                    Issue.record("row \(seen.count) has no name or age")
+                    return false
+                }
+                #expect(ages[name] == age, "\(name)'s values")
+                seen.append(name)
+                return seen.count < stop
+            }
+            let expected = Array(names.prefix(stop))
+            #expect(delivered == expected.count && seen == expected, "stop at \(stop)")
+        }
+    }
+
     @Test("pending inserts, updates and deletes are seen, with and without an index, in sort order")
     func pendingChanges() throws {
         let data = try FetchTestData()
