@@ -10,21 +10,44 @@ extension ObjectContext {
     /// context). A context without changes saves nothing (`saveID` nil).
     @discardableResult
     public func save() throws(KeelError) -> SaveResult {
+        try save(wakeUp: nil, whenDurable: { _ in false })
+    }
+
+    /// `save()`, calling `durable` with the result once the save is durable (for a child context:
+    /// once it is in the parent), before this call returns and before the context has taken in
+    /// its result; not at all when the save fails. An object store's save group may call it from
+    /// its leader's thread while this one waits: it must not touch this context. Its answer says
+    /// whether this thread may then sleep on until `wakeUp` (the thread's own) is posted for other
+    /// work (`ObjectStore.save(_:mergePolicy:committed:wakeUp:durable:)`). The daemon writes the
+    /// SAVE's reply there.
+    @discardableResult
+    package func save(wakeUp: ThreadWakeUp?, whenDurable durable: (SaveResult) -> Bool) throws(KeelError) -> SaveResult {
         switch parent {
-        case .store(let store): return try saveToStore(store)
-        case .context(let parent): return try saveToParent(parent)
+        case .store(let store): return try saveToStore(store, wakeUp: wakeUp, durable: durable)
+        case .context(let parent):
+            let result = try saveToParent(parent)
+            _ = durable(result)
+            return result
         }
     }
 
-    private func saveToStore(_ store: any ContextStore) throws(KeelError) -> SaveResult {
+    private func saveToStore(_ store: any ContextStore, wakeUp: ThreadWakeUp?, durable: (SaveResult) -> Bool) throws(KeelError) -> SaveResult {
         guard overlay.hasChanges else {
             releaseSnapshot()
-            return SaveResult(saveID: nil)
+            let result = SaveResult(saveID: nil)
+            _ = durable(result)
+            return result
         }
         let changes = try overlay.changeSet()
         // The snapshot is given back as soon as the save has committed (the context would drop it
         // right after anyway), so the checkpoint the save may run does not find it still open.
-        let result = try store.save(changes, mergePolicy: mergePolicy) { releaseSnapshot() }
+        let result: SaveResult
+        if let store = store as? ObjectStore {
+            result = try store.save(changes, mergePolicy: mergePolicy, committed: { releaseSnapshot() }, wakeUp: wakeUp, durable: durable)
+        } else {
+            result = try store.save(changes, mergePolicy: mergePolicy) { releaseSnapshot() }
+            _ = durable(result)
+        }
         overlay.reset(keepTransients: true)
         overlay.renameTransients(result.merged)
         releaseSnapshot()

@@ -31,9 +31,25 @@ extension ObjectStore {
     /// another saver's thread (ObjectStore+SaveGroup.swift): `committed` then runs on that thread
     /// while this call waits, so it must not save or block on this thread's work.
     public func save(_ changes: ChangeSet, mergePolicy: MergePolicy, committed: () -> Void) throws(KeelError) -> SaveResult {
+        try save(changes, mergePolicy: mergePolicy, committed: committed, wakeUp: nil, durable: { _ in false })
+    }
+
+    /// As `save(_:mergePolicy:committed:)`; `durable` runs with the result once the save is
+    /// durable, before this call returns (not when it fails). In a save group led by another
+    /// saver it runs on the leader's thread before the leader lets this one go on (so the
+    /// daemon's reply goes out first), and must therefore not touch what this thread works on
+    /// (the saving context); it returns whether this thread may then sleep on until `wakeUp`, its
+    /// thread's own wake-up, is posted for other work (ObjectStore+SaveGroup.swift). Otherwise it
+    /// runs on this thread and its answer is ignored.
+    package func save(
+        _ changes: ChangeSet, mergePolicy: MergePolicy, committed: () -> Void, wakeUp: ThreadWakeUp?,
+        durable: (SaveResult) -> Bool
+    ) throws(KeelError) -> SaveResult {
         if changes.isEmpty {
             committed()
-            return SaveResult(saveID: nil)
+            let result = SaveResult(saveID: nil)
+            _ = durable(result)
+            return result
         }
         // The stores the save reads or writes: those of its objects (a relationship never joins
         // two configurations, so their targets are in the same stores).
@@ -54,9 +70,11 @@ extension ObjectStore {
         // A save of one store shares a transaction with the others queued for it (save groups,
         // ObjectStore+SaveGroup.swift); a multi-store save runs alone.
         if touched.count == 1, let home = touched.first {
-            return try performGroupedSave(home: home, onCommit: committed, apply)
+            return try performGroupedSave(home: home, onCommit: committed, wakeUp: wakeUp, onDurable: durable, apply)
         }
-        return try performSave(stores: touched, onCommit: committed, apply)
+        let result = try performSave(stores: touched, onCommit: committed, apply)
+        _ = durable(result)
+        return result
     }
 
     func checkEntity(_ entity: EntityID) throws(KeelError) {

@@ -23,6 +23,13 @@
 //
 // Save IDs are handed out in queue order inside the group, observers hear of its saves in that
 // order once the commit is durable, and nobody returns before then (sync mode full).
+//
+// Once durable, the leader also runs each successful save's `onDurable` (the daemon writes the
+// SAVE's reply there) before it settles the saver. A saver that passed its thread's own wake-up
+// (`ThreadWakeUp`, which its next job posts too) sleeps on that; when its `onDurable` says the
+// saver's work can wait (the reply went out and nothing else waits for it), the leader does not
+// wake it: the thread wakes once, for its client's next request, finishes the save and runs the
+// request — one sleep per save where it took two (Performance.md, round `savepath`).
 
 import Glibc
 import KeelStorage
@@ -38,12 +45,13 @@ final class SaveQueue: @unchecked Sendable {
     /// Counts since open: groups led, saves they took, transactions abandoned for a save that
     /// failed after writing.
     private var counts = (groups: 0, saves: 0, abandoned: 0)
-    /// Savers between their push and their return (parked ones included).
+    /// Savers between their push and their settling (parked ones included).
     private let inFlight = Atomic<Int>(0)
 
     init() {}
 
-    /// Pushes `save`; true when its saver is to lead. The saver calls `finished` when it returns.
+    /// Pushes `save`; true when its saver is to lead. The leader calls `finished` once it has
+    /// settled it.
     func push(_ save: QueuedSave) -> Bool {
         inFlight.add(1, ordering: .relaxed)
         lock.lock()
@@ -102,46 +110,96 @@ final class QueuedSave: @unchecked Sendable {
     typealias Apply = (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
     private(set) var apply: Apply?
     private(set) var onCommit: (() -> Void)?
+    private(set) var onDurable: ((SaveResult) -> Bool)?
     let marks: [UInt64]
+    /// Where the saver sleeps: its own parker, or its thread's wake-up (shared with the thread's
+    /// other wakers, so it may wake before its save is settled).
     let parker = Parker()
+    let wakeUp: ThreadWakeUp?
+    /// Set by the leader once it is done with this save (sequentially consistent): `outcome` is set and the
+    /// saver's closures let go.
+    let settled = Atomic<Bool>(false)
+    /// Times the saver woke on its shared wake-up (a Dekker pair with `settled`: a leader that
+    /// means to leave the saver asleep wakes it after all when it counted a wake-up meanwhile).
+    let wakeUps = Atomic<Int>(0)
     var outcome: Result<SaveResult, KeelError>?
     /// The result and history record, once the save is in the group's commit (not yet durable).
     var committed: (result: SaveResult, record: HistoryRecord)?
 
-    init(apply: @escaping Apply, onCommit: @escaping () -> Void, marks: [UInt64]) {
+    init(
+        apply: @escaping Apply, onCommit: @escaping () -> Void, onDurable: @escaping (SaveResult) -> Bool, marks: [UInt64],
+        wakeUp: ThreadWakeUp?
+    ) {
         self.apply = apply
         self.onCommit = onCommit
+        self.onDurable = onDurable
         self.marks = marks
+        self.wakeUp = wakeUp
+    }
+
+    /// The saver (not leading) sleeps until the leader has settled its save. On its thread's
+    /// shared wake-up every wake-up taken is given back once the save is settled: those were
+    /// (or may have been) for the thread's next work, which then finds them.
+    func waitSettled() {
+        guard let wakeUp else {
+            parker.park()
+            return
+        }
+        var taken = 0
+        repeat {
+            wakeUp.wait()
+            taken += 1
+            wakeUps.add(1, ordering: .sequentiallyConsistent)
+        } while !settled.load(ordering: .sequentiallyConsistent)
+        for _ in 0..<taken { wakeUp.post() }
+    }
+
+    /// The leader is done with the save: it lets the saver go on, waking it unless `leaveAsleep`
+    /// (and the saver woke meanwhile on its shared wake-up, in which case it is woken anyway:
+    /// that wake-up may have been its thread's next job, which it took and gave back only once
+    /// settled).
+    func settle(leaveAsleep: Bool) {
+        settled.store(true, ordering: .sequentiallyConsistent)
+        guard let wakeUp else {
+            parker.unpark()
+            return
+        }
+        if !leaveAsleep || wakeUps.load(ordering: .sequentiallyConsistent) > 0 { wakeUp.post() }
     }
 
     /// Lets go of the saver's closures.
     func release() {
         apply = nil
         onCommit = nil
+        onDurable = nil
     }
 }
 
 extension ObjectStore {
     /// Runs a save of store `home` in a transaction shared with the other saves queued for that
     /// store (see the top of the file). `performSave`'s contract; `onCommit` may run on another
-    /// saver's thread (the group's leader) while this one waits.
+    /// saver's thread (the group's leader) while this one waits, and so may `onDurable`, which
+    /// runs once the save is durable and before this call returns (not when it fails); it returns
+    /// whether this thread may sleep on until `wakeUp` is posted by someone else (nil: it is
+    /// always woken).
     func performGroupedSave(
-        home: Int, onCommit: () -> Void,
+        home: Int, onCommit: () -> Void, wakeUp: ThreadWakeUp?, onDurable: (SaveResult) -> Bool,
         _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
     ) throws(KeelError) -> SaveResult {
         let marks = reservedMarks()
         let outcome = withoutActuallyEscaping(apply) { apply in
             withoutActuallyEscaping(onCommit) { onCommit in
-                let me = QueuedSave(apply: apply, onCommit: onCommit, marks: marks)
-                defer { saveQueues[home].finished() }
-                if saveQueues[home].push(me) {
-                    runGroup(home: home, leader: me)
-                } else {
-                    me.parker.park()
+                withoutActuallyEscaping(onDurable) { onDurable in
+                    let me = QueuedSave(apply: apply, onCommit: onCommit, onDurable: onDurable, marks: marks, wakeUp: wakeUp)
+                    if saveQueues[home].push(me) {
+                        runGroup(home: home, leader: me)
+                    } else {
+                        me.waitSettled()
+                    }
+                    // Set by the group that took this save (this thread's own when it led): a leader
+                    // settles every save it takes before it returns or unparks anyone.
+                    return me.outcome ?? .failure(KeelError(.io, "a save group ended without settling a save"))
                 }
-                // Set by the group that took this save (this thread's own when it led): a leader
-                // settles every save it takes before it returns or unparks anyone.
-                return me.outcome ?? .failure(KeelError(.io, "a save group ended without settling a save"))
             }
         }
         return try outcome.get()
@@ -177,9 +235,14 @@ extension ObjectStore {
             settleNotice(record.saveID, durable: failure == nil)
             save.outcome = failure.map { .failure($0) } ?? .success(result)
         }
+        // Each saver's `onDurable` before it is settled: its reply is out before its thread runs,
+        // and the thread is left asleep when nothing but its next request needs it.
         for save in group {
+            var leaveAsleep = false
+            if case .success(let result)? = save.outcome, let onDurable = save.onDurable { leaveAsleep = onDurable(result) }
             save.release()
-            if save !== leader { save.parker.unpark() }
+            saveQueues[home].finished()
+            if save !== leader { save.settle(leaveAsleep: leaveAsleep) }
         }
     }
 

@@ -71,8 +71,18 @@ extension Session {
         try context(for: request).changes().json(in: server.model)
     }
 
-    func save(_ request: Request) throws(KeelError) -> JSON? {
-        ContextTerms.saveReply(try context(for: request).save())
+    /// The reply is written the moment the save is durable, from inside the save: a save that
+    /// ran in another saver's group is answered by that group's leader, which leaves this thread
+    /// asleep when nothing else waits for it — it wakes for the client's next request, finishes
+    /// the save and runs that request (one sleep per save, not two).
+    func save(_ request: Request) throws(KeelError) -> Answer {
+        let context = try context(for: request)
+        var answered = false
+        let result = try context.save(wakeUp: link.worker.wakeUp) { (result: SaveResult) -> Bool in
+            answered = true
+            return answerDurableSave(tag: request.tag, result)
+        }
+        return answered ? .answered : .json(ContextTerms.saveReply(result))
     }
 
     func rollback(_ request: Request) throws(KeelError) -> JSON? {

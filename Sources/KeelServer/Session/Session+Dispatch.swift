@@ -12,7 +12,7 @@ extension Session {
         "CONTEXT.OPEN": { s, r throws(KeelError) in .json(try s.openContext(r)) },
         "CONTEXT.CLOSE": { s, r throws(KeelError) in .json(try s.closeContext(r)) },
         "CHANGES": { s, r throws(KeelError) in .json(try s.changes(r)) },
-        "SAVE": { s, r throws(KeelError) in .json(try s.save(r)) },
+        "SAVE": { s, r throws(KeelError) in try s.save(r) },
         "ROLLBACK": { s, r throws(KeelError) in .json(try s.rollback(r)) },
         "REFRESH": { s, r throws(KeelError) in .json(try s.refresh(r)) },
         "INSERT": { s, r throws(KeelError) in .json(try s.insert(r)) },
@@ -42,4 +42,7 @@ extension Session {
 enum Answer {
     case json(JSON?)
     case object(ManagedObject)
+    /// Its final line is already in the output (a SAVE answered by its save group's leader the
+    /// moment it was durable: Session.save).
+    case answered
 }

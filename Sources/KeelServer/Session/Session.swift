@@ -25,6 +25,9 @@ final class Session {
     private var refusing = false
     /// QUIT answered: the connection closes once its OK is written.
     private var quitting = false
+    /// The request running is the last of its job (its reply may go out at once: no line of the
+    /// job follows it).
+    private var runningLastOfJob = false
     /// SUBSCRIBE's subscription, if any.
     var subscription: Subscription?
     /// The connection's contexts by name, in the order opened; `main` first, always there.
@@ -56,8 +59,9 @@ final class Session {
     private func handle(_ job: SessionJob) {
         switch job {
         case .items(let items):
-            for item in items {
+            for (index, item) in items.enumerated() {
                 guard !quitting, !link.worker.isClosed else { break }
+                runningLastOfJob = index == items.count - 1
                 process(item)
                 // A burst of big replies for a client that does not read: wait, do not buffer.
                 if pending.count >= Self.chunkBytes {
@@ -90,6 +94,7 @@ final class Session {
                 switch try execute(request, spec) {
                 case .json(let payload): append(.ok(tag: request.tag, payload))
                 case .object(let object): appendLine(tag: request.tag, kind: " OK ", final: true) { object.write(to: &$0, in: server.model) }
+                case .answered: break
                 }
                 if spec.name == "QUIT" { quitting = true }
             } catch {
@@ -117,6 +122,20 @@ final class Session {
     /// Commands that only read their context: retried once on a new snapshot when the old one
     /// was cut off and the context has nothing pending.
     private static let renewingReads: Set<String> = ["FETCH", "COUNT", "EXPLAIN", "GET"]
+
+    /// A SAVE's OK line, the moment the save is durable (Session.save): called from inside the
+    /// save, on this thread or on the thread of the save group's leader while this one waits for
+    /// it — which is why it touches only the output, never a context. When the SAVE ends its job
+    /// and no job waits, the output goes out now (one send with the job's earlier replies) and the
+    /// answer is true: nothing but the client's next request needs this thread (what is left of
+    /// the job — the context taking in the save, events of a subscription — is done when it
+    /// wakes; events and shutdown wake it as jobs). Otherwise the line waits for the job's end.
+    func answerDurableSave(tag: String, _ result: SaveResult) -> Bool {
+        append(.ok(tag: tag, ContextTerms.saveReply(result)))
+        guard runningLastOfJob, !link.worker.hasQueuedJobs else { return false }
+        flush()
+        return true
+    }
 
     /// Adds one line to the output (a ROW, an EVENT, or a final line).
     func append(_ reply: Reply) {

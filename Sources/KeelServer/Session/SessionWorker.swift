@@ -10,6 +10,7 @@
 import Collections
 import Dispatch
 import Foundation
+import KeelModel
 import KeelProtocol
 import Synchronization
 
@@ -40,8 +41,11 @@ final class SessionWorker: Sendable {
 
     /// Guards the jobs not yet started and the closed flag.
     private let queue = Mutex(Queue())
-    /// Counts submitted jobs (and one extra wake at close).
-    private let signal = DispatchSemaphore(value: 0)
+    /// Counts submitted jobs (and one extra wake at close). A SAVE of this thread that runs in
+    /// another saver's group sleeps on it too, so the thread can sleep once between the save's end
+    /// and its next job (ObjectStore+SaveGroup.swift); so a wake-up may come without a job, and
+    /// `next` looks again.
+    let wakeUp = ThreadWakeUp()
 
     init() {}
 
@@ -64,7 +68,7 @@ final class SessionWorker: Sendable {
             return true
         }
         if accepted {
-            signal.signal()
+            wakeUp.post()
         } else if case .barrier(let reached) = job {
             reached()
         }
@@ -81,7 +85,7 @@ final class SessionWorker: Sendable {
             return q.jobs
         }
         guard let dropped else { return }
-        signal.signal()
+        wakeUp.post()
         for case .barrier(let reached) in dropped { reached() }
     }
 
@@ -94,7 +98,7 @@ final class SessionWorker: Sendable {
     /// Blocks until a job comes; nil once closed. Call on the worker thread only.
     func next() -> SessionJob? {
         while true {
-            signal.wait()
+            wakeUp.wait()
             let item = queue.withLock { q -> (job: SessionJob?, closed: Bool) in
                 if q.closed { return (nil, true) }
                 return (q.jobs.popFirst(), false)

@@ -296,3 +296,92 @@ struct SaveGroupTests {
         #expect(store.saveQueues[0].statistics.abandoned > 0)
     }
 }
+
+/// A follower's reply path (round `savepath`): `durable` runs on the leader's thread before the
+/// follower goes on, and a follower whose `durable` asks for it sleeps on its thread's own
+/// wake-up until someone else posts it.
+@Suite("Save groups: followers left asleep")
+struct SaveGroupWakeUpTests {
+    /// Leader and follower queued as one group; the follower passes `wakeUp` and its `durable`
+    /// answers true (leave it asleep). `before` runs while the test holds the save lock, after both
+    /// are queued. Returns the follower's state as the test saw it.
+    static func run(
+        _ f: StoreFixture, wakeUp: ThreadWakeUp, before: () -> Void = {}, check: (_ returned: () -> Bool) throws -> Void
+    ) throws {
+        let durableThread = SharedState<String?>(nil)
+        let returned = SharedState<Result<SaveResult, KeelError>?>(nil)
+        let leaderDone = DispatchSemaphore(value: 0)
+        let followerDone = DispatchSemaphore(value: 0)
+        let a = try f.new("Department"), b = try f.new("Department")
+        let store = f.store
+        let first = ChangeSet(changes: [.insert(a, values: f.values("Department", ["name": .string("A")]))])
+        let second = ChangeSet(changes: [.insert(b, values: f.values("Department", ["name": .string("B")]))])
+        store.saveLock.withLock { _ in
+            Thread {
+                _ = try? store.save(first)
+                leaderDone.signal()
+            }.start()
+            while store.saveQueues[0].waiting < 1 { Thread.sleep(forTimeInterval: 0.0005) }
+            Thread {
+                Thread.current.name = "follower"
+                let result: Result<SaveResult, KeelError>
+                do throws(KeelError) {
+                    result = .success(try store.save(second, mergePolicy: .error, committed: {}, wakeUp: wakeUp) { _ in
+                        durableThread.withLock { $0 = Thread.current.name ?? "" }
+                        return true
+                    })
+                } catch {
+                    result = .failure(error)
+                }
+                returned.withLock { $0 = result }
+                followerDone.signal()
+            }.start()
+            while store.saveQueues[0].waiting < 2 { Thread.sleep(forTimeInterval: 0.0005) }
+            before()
+        }
+        #expect(leaderDone.wait(timeout: .now() + 10) == .success)
+        // The leader ran the follower's `durable` (on its own thread) before it returned.
+        #expect(durableThread.withLock { $0 } != nil && durableThread.withLock { $0 } != "follower")
+        try check { returned.withLock { $0 != nil } }
+        #expect(followerDone.wait(timeout: .now() + 10) == .success, "the follower never went on")
+        #expect((try? returned.withLock { $0 }?.get())?.saveID != nil)
+        #expect(try f.object(b) != nil)
+    }
+
+    @Test("Left asleep: the follower goes on only when its wake-up is posted, and gives the post back")
+    func leftAsleep() throws {
+        let f = try StoreFixture()
+        let wakeUp = ThreadWakeUp()
+        try Self.run(f, wakeUp: wakeUp) { returned in
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(!returned(), "the leader woke a follower whose durable asked to be left asleep")
+            wakeUp.post()  // its thread's next job
+        }
+        // The post was the thread's next job's: given back once the save went on.
+        let given = DispatchSemaphore(value: 0)
+        Thread {
+            wakeUp.wait()
+            given.signal()
+        }.start()
+        #expect(given.wait(timeout: .now() + 10) == .success, "the wake-up taken by the save was not given back")
+    }
+
+    @Test("Woken before its save is settled: the leader wakes it after all")
+    func wokenEarly() throws {
+        let f = try StoreFixture()
+        let wakeUp = ThreadWakeUp()
+        // A job comes while the save waits for its group (the test holds the save lock): the
+        // follower wakes, finds it unsettled and sleeps again; the leader, though told to leave it
+        // asleep, must wake it, or it would sleep on with its job queued.
+        try Self.run(f, wakeUp: wakeUp, before: {
+            wakeUp.post()
+            Thread.sleep(forTimeInterval: 0.05)
+        }) { _ in }
+        let given = DispatchSemaphore(value: 0)
+        Thread {
+            wakeUp.wait()
+            given.signal()
+        }.start()
+        #expect(given.wait(timeout: .now() + 10) == .success, "the early wake-up was not given back")
+    }
+}
