@@ -60,6 +60,14 @@ struct PageSlot {
     var log: PageEntry?
 }
 
+/// One page a checkpoint copies: the log version's frame, and its cached buffer's bytes (not
+/// retained: valid while `PageTable.logVersionsPinned` holds; nil when not cached).
+struct CheckpointPage {
+    var page: PageNumber
+    var frame: LogFrameReference
+    var bytes: UnsafeRawPointer?
+}
+
 /// A cached buffer's place in the CLOCK ring: the page and which version (0 = the page file's).
 struct CacheSlot {
     var page: UInt32
@@ -97,6 +105,9 @@ struct PageTable {
     var evictions: UInt64 = 0
     /// Ring slots examined by sweeps (a test checks sweeping stays linear in the pages cached).
     var sweepSteps: UInt64 = 0
+    /// While set, the sweep evicts no log version's buffer: a checkpoint is copying from the
+    /// buffers its work list names without holding them (`checkpointWork`).
+    var logVersionsPinned = false
 
     init(budgetBytes: Int, pageSize: Int) {
         self.budgetBytes = budgetBytes
@@ -111,17 +122,29 @@ struct PageTable {
     }
 
     /// A checkpoint's work list: every page with a log version at or below `target` newer than
-    /// `backfilled`, with that version's frame and cached buffer (nil: not cached), in ascending
-    /// page order, in one pass over the slots. (Asking for each entry, its version list and its
-    /// buffer a few pages ahead, as the commit does, did not pay here: Performance.md, round
-    /// cascade5.)
-    func checkpointWork(target: FrameSequence, backfilled: FrameSequence) -> [(PageNumber, LogFrameReference, PageBuffer?)] {
-        var work: [(PageNumber, LogFrameReference, PageBuffer?)] = []
+    /// `backfilled`, with that version's frame and the bytes of its cached buffer (nil: not
+    /// cached), in ascending page order, in one pass over the slots. (Asking for each entry, its
+    /// version list and its buffer a few pages ahead, as the commit does, did not pay here:
+    /// Performance.md, round cascade5.)
+    ///
+    /// The bytes are not retained: a retain is an atomic update of a cold buffer object, one
+    /// memory latency per page in a row (round cascade6). They stay valid only while nothing
+    /// drops a log version's buffer: the caller holds the writer lock (no commit, no collapse)
+    /// and sets `logVersionsPinned` in the same lock section, so the sweep keeps every log
+    /// version's buffer until the copy is done.
+    func checkpointWork(target: FrameSequence, backfilled: FrameSequence) -> [CheckpointPage] {
+        var work: [CheckpointPage] = []
         slots.withUnsafeBufferPointer { s in
             let n = s.count
             for p in 0..<n {
-                guard let e = s[p].log, let i = e.versionIndex(at: target), e.versions[i].sequence > backfilled else { continue }
-                work.append((PageNumber(UInt32(p)), e.versions[i].frame, e.versions[i].buffer))
+                // The entry is read without a retain (the table holds it; the state lock is held).
+                guard let e = s[p].log.map(Unmanaged.passUnretained) else { continue }
+                let item = e._withUnsafeGuaranteedRef { e -> CheckpointPage? in
+                    guard let i = e.versionIndex(at: target), e.versions[i].sequence > backfilled else { return nil }
+                    let bytes = e.versions[i].buffer.map { UnsafeRawPointer($0.pointer) }
+                    return CheckpointPage(page: PageNumber(UInt32(p)), frame: e.versions[i].frame, bytes: bytes)
+                }
+                if let item { work.append(item) }
             }
         }
         return work
@@ -295,6 +318,7 @@ struct PageTable {
         guard let e = slots[p].log, let i = e.versions.firstIndex(where: { $0.sequence.rawValue == sequence }),
             e.versions[i].buffer != nil
         else { return .gone }
+        if logVersionsPinned { return .kept }  // a checkpoint copies from it unretained
         // The referenced bit first: a hot version is passed over without touching its buffer
         // (taking a reference reads the buffer object's header, a cache miss in a long sweep).
         if e.versions[i].referenced {
@@ -325,20 +349,26 @@ struct PageTable {
     /// each page's newest version becomes its page-file copy, all log versions go, the ring is
     /// rebuilt.
     mutating func collapseLog() {
+        var ring = self.ring
+        self.ring = []
         ring.removeAll(keepingCapacity: true)
         hand = 0
-        cachedBytes = 0
-        for p in slots.indices {
-            if let newest = slots[p].log?.versions.last {
-                slots[p].base = newest.buffer
-                slots[p].baseReferenced = newest.referenced
-            }
-            slots[p].log = nil
-            if slots[p].base != nil {
-                ring.append(CacheSlot(page: UInt32(p), sequence: 0))
-                cachedBytes += pageSize
+        slots.withUnsafeMutableBufferPointer { s in
+            for p in s.indices {
+                // The entry is moved out of its slot and the newest version out of its list: no
+                // retain of either (an atomic update of a cold object, one memory latency per page
+                // in a row); the entry goes with the older versions.
+                if let e = s[p].log.take(), var newest = e.versions.popLast() {
+                    s[p].base = newest.buffer.take()
+                    s[p].baseReferenced = newest.referenced
+                }
+                if s[p].base != nil {
+                    ring.append(CacheSlot(page: UInt32(p), sequence: 0))
+                }
             }
         }
+        self.ring = ring
+        cachedBytes = ring.count * pageSize
         if cachedBytes > budgetBytes { evict() }
     }
 

@@ -82,7 +82,7 @@ extension Pager {
         let latest = w.sequence
         let overLimit = log.frameBytes > options.maxLogBytes
         // 2. Target and work list.
-        let (target, work, cutOff): (FrameSequence, [(PageNumber, LogFrameReference, PageBuffer?)], Int) = state.withLock { s in
+        let (target, work, cutOff): (FrameSequence, [CheckpointPage], Int) = state.withLock { s in
             let oldest = s.readers.values.min() ?? latest
             var target = min(latest, oldest)
             var cutOff = 0
@@ -92,9 +92,14 @@ extension Pager {
                 s.revokedReaderCount += UInt64(cutOff)
                 target = latest
             }
-            let work = target > s.backfilled ? s.table.checkpointWork(target: target, backfilled: s.backfilled) : []
+            guard target > s.backfilled else { return (target, [], cutOff) }
+            // The work list names cached buffers without holding them: the sweep keeps every log
+            // version's buffer until this checkpoint ends (PageTable.checkpointWork).
+            let work = s.table.checkpointWork(target: target, backfilled: s.backfilled)
+            if !work.isEmpty { s.table.logVersionsPinned = true }
             return (target, work, cutOff)
         }
+        defer { if !work.isEmpty { state.withLock { $0.table.logVersionsPinned = false } } }
         if cutOff > 0 {
             logger.warning(
                 "cut off readers holding old snapshots so the log can be checkpointed",
@@ -102,45 +107,47 @@ extension Pager {
         }
         // 3. Copy, in page order (nothing to copy: no write and no fsync): `PageTable.checkpointWork`
         // lists its pages in ascending order.
-        let sorted = work
-        assert(work.indices.dropFirst().allSatisfy { work[$0 - 1].0 < work[$0].0 }, "checkpoint work out of page order")
-        if !sorted.isEmpty { do throws(StorageError) {
+        assert(work.indices.dropFirst().allSatisfy { work[$0 - 1].page < work[$0].page }, "checkpoint work out of page order")
+        if !work.isEmpty { do throws(StorageError) {
             // Runs of consecutive pages go out in one gathered write of up to 1 MiB, straight from
             // the pages' own buffers (StorageFile.writeFully(gathering:at:)); a page without a
-            // neighbour (most of them after random updates) in a plain write.
-            var run: [PageBuffer] = []
-            run.reserveCapacity((1 << 20) / pageSize)
+            // neighbour (most of them after random updates) in a plain write. A version not cached
+            // is read from the log into a buffer held until its run is written.
+            let runLimit = (1 << 20) / pageSize
             var pieces: [UnsafeRawBufferPointer] = []
-            pieces.reserveCapacity((1 << 20) / pageSize)
+            pieces.reserveCapacity(runLimit)
+            var read: [PageBuffer] = []
             var runStart: UInt32 = 0
             func flush() throws(StorageError) {
                 let at = UInt64(runStart) * UInt64(pageSize)
-                if run.count == 1 {
-                    try pageFile.writeFully(run[0].readOnlyBytes, at: at)
-                } else if run.count > 1 {
-                    pieces.removeAll(keepingCapacity: true)
-                    for buffer in run { pieces.append(buffer.readOnlyBytes) }
+                if pieces.count == 1 {
+                    try pageFile.writeFully(pieces[0], at: at)
+                } else if pieces.count > 1 {
                     try pageFile.writeFully(gathering: pieces, at: at)
                 }
-                run.removeAll(keepingCapacity: true)
+                pieces.removeAll(keepingCapacity: true)
+                read.removeAll(keepingCapacity: true)
             }
-            for (page, ref, cached) in sorted {
-                let buffer: PageBuffer
-                if let cached {
-                    buffer = cached
-                } else {
-                    buffer = PageBuffer(size: pageSize)
-                    try log.readPage(page, at: ref, into: buffer)
-                    guard buffer.isValid(as: page) else {
-                        throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: page, logPosition: ref.offset)
-                    }
-                }
-                let contiguous = !run.isEmpty && page.rawValue == runStart + UInt32(run.count)
-                if !contiguous || (run.count + 1) * pageSize > (1 << 20) {
+            for item in work {
+                let page = item.page
+                let contiguous = !pieces.isEmpty && page.rawValue == runStart + UInt32(pieces.count)
+                if !contiguous || pieces.count + 1 > runLimit {
                     try flush()
                     runStart = page.rawValue
                 }
-                run.append(buffer)
+                let bytes: UnsafeRawPointer
+                if let cached = item.bytes {
+                    bytes = cached
+                } else {
+                    let buffer = PageBuffer(size: pageSize)
+                    try log.readPage(page, at: item.frame, into: buffer)
+                    guard buffer.isValid(as: page) else {
+                        throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: page, logPosition: item.frame.offset)
+                    }
+                    read.append(buffer)  // held until its run is written (flush)
+                    bytes = UnsafeRawPointer(buffer.pointer)
+                }
+                pieces.append(UnsafeRawBufferPointer(start: bytes, count: pageSize))
             }
             try flush()
             // 4. The page file is durable.
@@ -167,7 +174,7 @@ extension Pager {
                 s.table.collapseLog()
                 s.logGeneration &+= 1
             } else {
-                s.table.dropBase(of: sorted.map { $0.0 })
+                s.table.dropBase(of: work.map(\.page))
             }
         }
         var reset = false
@@ -188,6 +195,6 @@ extension Pager {
         }
         checkpointRetryBytes.store(reset ? 0 : log.frameBytes + options.checkpointThresholdBytes / 4, ordering: .relaxed)
         checkpointCount.add(1, ordering: .relaxed)
-        return CheckpointResult(pagesWritten: sorted.count, logReset: reset, readersCutOff: cutOff)
+        return CheckpointResult(pagesWritten: work.count, logReset: reset, readersCutOff: cutOff)
     }
 }

@@ -27,8 +27,10 @@ struct PageTableCheckpointTests {
         return b
     }
 
-    static func mark(_ b: PageBuffer) -> (page: UInt32, sequence: UInt64) {
-        (b.pointer.load(fromByteOffset: 64, as: UInt32.self), b.pointer.load(fromByteOffset: 72, as: UInt64.self))
+    static func mark(_ b: PageBuffer) -> (page: UInt32, sequence: UInt64) { mark(UnsafeRawPointer(b.pointer)) }
+
+    static func mark(_ bytes: UnsafeRawPointer) -> (page: UInt32, sequence: UInt64) {
+        (bytes.load(fromByteOffset: 64, as: UInt32.self), bytes.load(fromByteOffset: 72, as: UInt64.self))
     }
 
     static let pageSize = 4096
@@ -88,10 +90,10 @@ struct PageTableCheckpointTests {
             }
             #expect(work.count == expected.count, "target \(target), backfilled \(backfilled)")
             for (got, (page, v)) in zip(work, expected) {
-                #expect(got.0.rawValue == page)
-                #expect(got.1.offset.rawValue == v.offset, "page \(page)")
-                if let b = got.2 {
-                    #expect(v.cached && Self.mark(b) == (page, v.sequence), "page \(page): the buffer of another version")
+                #expect(got.page.rawValue == page)
+                #expect(got.frame.offset.rawValue == v.offset, "page \(page)")
+                if let b = got.bytes {
+                    #expect(v.cached && Self.mark(b) == (page, v.sequence), "page \(page): the bytes of another version")
                 } else {
                     #expect(!v.cached, "page \(page): its cached version is missing from the work list")
                 }
