@@ -172,14 +172,18 @@ enum SaveValidator {
     }
 
     /// The error for a failed validation: one kind → its code (VALIDATION, DENY, CONSTRAINT);
-    /// several kinds → VALIDATION. Details list every failure.
+    /// several kinds → VALIDATION. Details list every failure, one per object; the message names
+    /// each distinct problem once (a unique clash is one failure for each of its holders, all with
+    /// the same text).
     static func error(_ failures: [ValidationFailure], model: Model) -> KeelError {
         let kinds = Set(failures.map(\.code.rawValue))
         let code: KeelError.Code = kinds.count == 1 ? failures[0].code : .validation
-        let shown = failures.prefix(3).map(\.message).joined(separator: "; ")
-        let message = failures.count == 1
+        var seen = Set<String>()
+        let problems = failures.map(\.message).filter { seen.insert($0).inserted }
+        let shown = problems.prefix(3).joined(separator: "; ")
+        let message = problems.count == 1
             ? "the save fails validation: \(shown)"
-            : "the save fails validation (\(failures.count) problems): \(shown)\(failures.count > 3 ? "; …" : "")"
+            : "the save fails validation (\(problems.count) problems): \(shown)\(problems.count > 3 ? "; …" : "")"
         let details: JSON = ["failures": .array(failures.map { f in
             ["object": .string(f.object.text(in: model)), "property": f.property.map(JSON.string) ?? .null,
              "rule": .string(f.rule), "code": .string(f.code.rawValue), "message": .string(f.message)]

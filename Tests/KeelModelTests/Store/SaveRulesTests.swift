@@ -186,6 +186,16 @@ struct SaveRulesTests {
             let error = keelError { _ = try f.store.save(changes, mergePolicy: policy) }
             #expect(error?.code == .constraint)
             #expect(try f.object(e) == nil)
+            // One failure per holder in the details; the message names the clash once.
+            guard case .array(let failures)? = error?.details?["failures"] else {
+                Issue.record("no failures in \(String(describing: error))")
+                return
+            }
+            let holders = failures.compactMap { failure -> String? in if case .string(let s)? = failure["object"] { s } else { nil } }
+            #expect(Set(holders) == [existing.text(in: f.model), fresh.text(in: f.model)])
+            let message = error?.message ?? ""
+            #expect(message.hasPrefix("the save fails validation: "), "\(message)")
+            #expect(message.components(separatedBy: "share the unique key (name) of Department").count == 2, "\(message)")
             return
         }
         let result = try f.store.save(changes, mergePolicy: policy)
