@@ -99,6 +99,30 @@ struct DurabilityTests {
         #expect(keeld.stop() == 0)
     }
 
+    @Test("Clients that vanish with saves in flight beside seven other savers: the others are answered, every acknowledged save is whole after kill -9")
+    func vanishingSaversInGroups() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        // Eight writers, so that saves can share groups (a leader writes its followers' replies); every
+        // third save's connection is reset right after its SAVE is sent, while the group may be
+        // answering it.
+        let record = LoadRecord()
+        let writers = LoadClients.start(
+            socket: keeld.socketPath, writers: 8, prefix: "v", record: record, deadline: Date().addingTimeInterval(Self.slow ? 20 : 3),
+            vanishEvery: 3)
+        _ = writers.wait(timeout: .now() + 90)
+        #expect(record.violations.isEmpty, "\(record.violations.prefix(3))")
+        let stats = try keeld.connect().request("s STATS")
+        #expect(stats.isOK, "the daemon goes on: \(stats.finalLine)")
+        keeld.kill()
+        try keeld.start()
+        try Self.checkStore(keeld, acknowledged: Set(record.acknowledged))
+        print("DurabilityTests.vanishingSaversInGroups: \(record.acknowledged.count) acknowledged saves checked")
+        #expect(record.acknowledged.count > 50, "the writers saved between their vanishings")
+        #expect(keeld.stop() == 0)
+    }
+
     @Test("A client that disconnects in the middle of a save or with pending contexts leaves nothing partial")
     func disconnects() throws {
         let keeld = try Keeld()

@@ -7,6 +7,10 @@ import KeelModel
 import KeelProtocol
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What the writers saw.
 public final class LoadRecord: Sendable {
     /// Guards the acknowledged save names and the protocol violations seen.
@@ -28,22 +32,26 @@ public enum LoadClients {
     /// Company named `"<prefix>w<w>-<i>"` and one Department `"dept-<that name>"` of that
     /// company in one SAVE;
     /// an OK records the name. A writer stops when the connection ends or `deadline` passes.
-    /// Wait for them with the returned group.
-    public static func start(socket: String, writers count: Int, prefix: String, record: LoadRecord, deadline: Date) -> DispatchGroup {
+    /// With `vanishEvery` n > 0, every n-th save is sent and its connection dropped at once (a
+    /// reset, not a close), the writer going on on a new connection: that save's outcome is
+    /// unknown, so it is never recorded. Wait for the writers with the returned group.
+    public static func start(
+        socket: String, writers count: Int, prefix: String, record: LoadRecord, deadline: Date, vanishEvery: Int = 0
+    ) -> DispatchGroup {
         let group = DispatchGroup()
         for w in 0..<count {
             group.enter()
             let thread = Thread {
                 defer { group.leave() }
-                writer(w, socket: socket, prefix: prefix, record: record, deadline: deadline)
+                writer(w, socket: socket, prefix: prefix, record: record, deadline: deadline, vanishEvery: vanishEvery)
             }
             thread.start()
         }
         return group
     }
 
-    private static func writer(_ w: Int, socket: String, prefix: String, record: LoadRecord, deadline: Date) {
-        guard let client = try? LineClient(path: socket, timeoutSeconds: 30) else { return }
+    private static func writer(_ w: Int, socket: String, prefix: String, record: LoadRecord, deadline: Date, vanishEvery: Int) {
+        guard var client = try? LineClient(path: socket, timeoutSeconds: 30) else { return }
         var i = 0
         while Date() < deadline {
             let name = "\(prefix)w\(w)-\(i)"
@@ -56,6 +64,14 @@ public enum LoadClients {
                     return
                 }
                 try client.send(#"b\#(i) INSERT {"entity":"Department","values":{"name":"dept-\#(name)","companies":["\#(id)"]}}"# + "\ns\(i) SAVE\n")
+                if vanishEvery > 0, i % vanishEvery == vanishEvery - 1 {
+                    var reset = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(client.fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+                    guard let next = try? LineClient(path: socket, timeoutSeconds: 30) else { return }
+                    client = next  // the old connection closes here, its save in flight
+                    i += 1
+                    continue
+                }
                 let department = try client.response(tag: "b\(i)")
                 let save = try client.response(tag: "s\(i)")
                 if save.errorCode == "BUSY" || department.errorCode == "BUSY" {
