@@ -71,33 +71,29 @@ struct PipeliningTests {
     }
 
     @Test("Several connections pipelining at once each get their own replies in order")
-    func concurrentConnections() async throws {
+    func concurrentConnections() throws {
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
         try keeld.start()
         let path = keeld.socketPath
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for c in 0..<6 {
-                group.addTask {
-                    let client = try LineClient(path: path)
-                    var text = ""
-                    for i in 0..<500 { text += "c\(c)-\(i) \(i % 2 == 0 ? "PING" : "CHANGES")\n" }
-                    try client.send(text)
-                    for i in 0..<500 {
-                        let line = try client.line()
-                        guard line.hasPrefix("c\(c)-\(i) ") else { throw KeeldError("connection \(c) reply \(i): \(line)") }
-                    }
-                }
+        let failures = LoadClients.onThreads(6) { c in
+            let client = try LineClient(path: path)
+            var text = ""
+            for i in 0..<500 { text += "c\(c)-\(i) \(i % 2 == 0 ? "PING" : "CHANGES")\n" }
+            try client.send(text)
+            for i in 0..<500 {
+                let line = try client.line()
+                guard line.hasPrefix("c\(c)-\(i) ") else { throw KeeldError("connection \(c) reply \(i): \(line)") }
             }
-            try await group.waitForAll()
         }
+        #expect(failures.isEmpty, "\(failures)")
     }
 }
 
 @Suite("Saves answered by their group's leader")
 struct GroupAnsweredSaveTests {
     @Test("Savers in groups: INSERT + SAVE answered in order, and the next request finds the save taken in")
-    func saversInGroups() async throws {
+    func saversInGroups() throws {
         // Eight connections save at once, so their saves share groups: the leader writes each
         // follower's SAVE reply and leaves its thread asleep until its next request, which must
         // wake it, find the context clean (the save taken in after the reply went out) and see the
@@ -106,40 +102,37 @@ struct GroupAnsweredSaveTests {
         defer { keeld.cleanUp() }
         try keeld.start()
         let path = keeld.socketPath
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for c in 0..<8 {
-                group.addTask {
-                    let client = try LineClient(path: path)
-                    var lastTxn = 0
-                    for i in 0..<40 {
-                        // Odd rounds send CHANGES in the same write (the SAVE is then not the last
-                        // request of its burst: its thread is woken as usual); even rounds send it
-                        // once the SAVE's reply is in (the thread left asleep since).
-                        let behind = i % 2 == 1 ? "c\(i) CHANGES\n" : ""
-                        try client.send("i\(i) INSERT {\"entity\":\"Computer\",\"values\":{\"id\":\"6f1c2a8e-3b7d-4e59-9a0c-1d2e3f405162\",\"model\":\"C\(c)-\(i)\"}}\ns\(i) SAVE\n" + behind)
-                        let inserted = try client.line()
-                        guard inserted.hasPrefix("i\(i) OK {\"$id\":\"Computer/") else { throw KeeldError("connection \(c): \(inserted)") }
-                        let id = inserted.split(separator: "\"")[3]
-                        let saved = try client.line()
-                        guard saved.hasPrefix("s\(i) OK {"), let txn = Self.txn(saved), txn > lastTxn else {
-                            throw KeeldError("connection \(c) save \(i): \(saved) after txn \(lastTxn)")
-                        }
-                        lastTxn = txn
-                        if behind.isEmpty { try client.send("c\(i) CHANGES\n") }
-                        let changes = try client.line()
-                        guard changes.hasPrefix("c\(i) OK "), changes.contains("\"hasChanges\":false") else {
-                            throw KeeldError("connection \(c) round \(i): the context still holds the save: \(changes)")
-                        }
-                        try client.send("g\(i) GET {\"$id\":\"\(id)\"}\n")
-                        let got = try client.line()
-                        guard got.hasPrefix("g\(i) OK "), got.contains("\"model\":\"C\(c)-\(i)\"") else {
-                            throw KeeldError("connection \(c) round \(i): \(got)")
-                        }
-                    }
+        // Each connection on a thread of its own, so the eight really save at once.
+        let failures = LoadClients.onThreads(8) { c in
+            let client = try LineClient(path: path)
+            var lastTxn = 0
+            for i in 0..<40 {
+                // Odd rounds send CHANGES in the same write (the SAVE is then not the last
+                // request of its burst: its thread is woken as usual); even rounds send it
+                // once the SAVE's reply is in (the thread left asleep since).
+                let behind = i % 2 == 1 ? "c\(i) CHANGES\n" : ""
+                try client.send("i\(i) INSERT {\"entity\":\"Computer\",\"values\":{\"id\":\"6f1c2a8e-3b7d-4e59-9a0c-1d2e3f405162\",\"model\":\"C\(c)-\(i)\"}}\ns\(i) SAVE\n" + behind)
+                let inserted = try client.line()
+                guard inserted.hasPrefix("i\(i) OK {\"$id\":\"Computer/") else { throw KeeldError("connection \(c): \(inserted)") }
+                let id = inserted.split(separator: "\"")[3]
+                let saved = try client.line()
+                guard saved.hasPrefix("s\(i) OK {"), let txn = Self.txn(saved), txn > lastTxn else {
+                    throw KeeldError("connection \(c) save \(i): \(saved) after txn \(lastTxn)")
+                }
+                lastTxn = txn
+                if behind.isEmpty { try client.send("c\(i) CHANGES\n") }
+                let changes = try client.line()
+                guard changes.hasPrefix("c\(i) OK "), changes.contains("\"hasChanges\":false") else {
+                    throw KeeldError("connection \(c) round \(i): the context still holds the save: \(changes)")
+                }
+                try client.send("g\(i) GET {\"$id\":\"\(id)\"}\n")
+                let got = try client.line()
+                guard got.hasPrefix("g\(i) OK "), got.contains("\"model\":\"C\(c)-\(i)\"") else {
+                    throw KeeldError("connection \(c) round \(i): \(got)")
                 }
             }
-            try await group.waitForAll()
         }
+        #expect(failures.isEmpty, "\(failures)")
         // And a connection left asleep after its last SAVE still ends cleanly.
         let client = try keeld.connect()
         try client.send("i INSERT {\"entity\":\"Computer\",\"values\":{\"id\":\"6f1c2a8e-3b7d-4e59-9a0c-1d2e3f405162\",\"model\":\"last\"}}\ns SAVE\n")

@@ -91,6 +91,26 @@ public enum LoadClients {
         }
     }
 
+    /// Runs `body(0..<count)` at once, each on a thread of its own (blocking sockets on the
+    /// cooperative pool, two threads on a 2-core machine, would run two at a time), and waits up
+    /// to `timeout` seconds for all of them. Returns what went wrong: each error thrown, and a line
+    /// when some did not finish in time.
+    public static func onThreads(_ count: Int, timeout: Double = 120, _ body: @escaping @Sendable (Int) throws -> Void) -> [String] {
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for c in 0..<count {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do { try body(c) } catch { failures.withLock { $0.append("\(c): \(error)") } }
+            }.start()
+        }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            failures.withLock { $0.append("not finished within \(timeout) s") }
+        }
+        return failures.withLock { $0 }
+    }
+
     /// Every Company and Department name in the store, through a fresh connection.
     public static func storedNames(socket: String) throws -> (companies: Set<String>, departments: [String: [String]]) {
         let client = try LineClient(path: socket)

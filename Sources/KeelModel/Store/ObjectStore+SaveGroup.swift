@@ -112,10 +112,14 @@ final class QueuedSave: @unchecked Sendable {
     private(set) var onCommit: (() -> Void)?
     private(set) var onDurable: ((SaveResult) -> Bool)?
     let marks: [UInt64]
-    /// Where the saver sleeps: its own parker, or its thread's wake-up (shared with the thread's
-    /// other wakers, so it may wake before its save is settled).
-    let parker = Parker()
-    let wakeUp: ThreadWakeUp?
+    /// Where the saver sleeps: a parker of its own (made only for a saver without a wake-up), or
+    /// its thread's wake-up (shared with the thread's other wakers, so it may wake before its save
+    /// is settled).
+    private enum Sleep {
+        case own(Parker)
+        case shared(ThreadWakeUp)
+    }
+    private let sleep: Sleep
     /// Set by the leader once it is done with this save (sequentially consistent): `outcome` is set and the
     /// saver's closures let go.
     let settled = Atomic<Bool>(false)
@@ -134,16 +138,19 @@ final class QueuedSave: @unchecked Sendable {
         self.onCommit = onCommit
         self.onDurable = onDurable
         self.marks = marks
-        self.wakeUp = wakeUp
+        self.sleep = wakeUp.map(Sleep.shared) ?? .own(Parker())
     }
 
     /// The saver (not leading) sleeps until the leader has settled its save. On its thread's
     /// shared wake-up every wake-up taken is given back once the save is settled: those were
     /// (or may have been) for the thread's next work, which then finds them.
     func waitSettled() {
-        guard let wakeUp else {
+        let wakeUp: ThreadWakeUp
+        switch sleep {
+        case .own(let parker):
             parker.park()
             return
+        case .shared(let shared): wakeUp = shared
         }
         var taken = 0
         repeat {
@@ -160,11 +167,11 @@ final class QueuedSave: @unchecked Sendable {
     /// settled).
     func settle(leaveAsleep: Bool) {
         settled.store(true, ordering: .sequentiallyConsistent)
-        guard let wakeUp else {
-            parker.unpark()
-            return
+        switch sleep {
+        case .own(let parker): parker.unpark()
+        case .shared(let wakeUp):
+            if !leaveAsleep || wakeUps.load(ordering: .sequentiallyConsistent) > 0 { wakeUp.post() }
         }
-        if !leaveAsleep || wakeUps.load(ordering: .sequentiallyConsistent) > 0 { wakeUp.post() }
     }
 
     /// Lets go of the saver's closures.
