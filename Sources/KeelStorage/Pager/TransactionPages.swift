@@ -1,6 +1,8 @@
 // The page views the B+tree works through: `ReadPages` for a snapshot reader, `WritePages` for
 // the one write transaction (copy on write into its dirty set, I5).
 
+import CKeelSupport
+
 /// A read transaction's view of the store: every page as of one commit.
 ///
 /// It keeps the branch pages it has read (the upper levels of the trees, which every descent
@@ -75,7 +77,7 @@ final class ReadPages: PageSource {
 final class WritePages: PageSink {
     let pager: Pager
     let base: FrameSequence
-    var pageSize: Int { pager.pageSize }
+    let pageSize: Int
     private(set) var changeCount: UInt64 = 0
     private(set) var shapeCount: UInt64 = 0
     /// Pages this transaction changed, by number.
@@ -89,11 +91,28 @@ final class WritePages: PageSink {
     init(pager: Pager, base: FrameSequence, meta: MetaPage) {
         self.pager = pager
         self.base = base
+        pageSize = pager.pageSize
         self.meta = meta
     }
 
+    /// The buffer the next first write's copy goes into, allocated one copy ahead, and how many
+    /// of its bytes have had their cache lines asked for (for writing) so far. A fresh allocation's lines
+    /// are cold: copying a page into it queues 64 stores that each wait for their line, and the
+    /// atomic release right after the copy (or the next retain) waits for all of them — one
+    /// memory latency per copy in a commit of thousands of pages (round cascade7). Asking for
+    /// the spare's lines a few at a time on the page calls between copies lets those misses
+    /// overlap with the descents instead. The spare is never in `dirty` and is handed out once,
+    /// wholly overwritten by the copy; a transaction that never copies again simply frees it.
+    /// Both without the runtime's exclusivity checks, which would cost every page call a
+    /// `swift_beginAccess`: the write transaction's pages are used by its one thread, and no
+    /// access to either overlaps another (none calls out while holding an access).
+    @exclusivity(unchecked) private var spare: PageBuffer?
+    @exclusivity(unchecked) private var spareBytesAsked = 0
+    static let spareLinesPerCall = 16
+
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
+        if spareBytesAsked < pageSize { askForSpareLines() }
         if let d = dirty[number.rawValue] { return d }
         try checkInRange(number)
         return try pager.readPage(number, snapshot: base)
@@ -103,13 +122,45 @@ final class WritePages: PageSink {
         changeCount &+= 1
         if let d = dirty[number.rawValue] {
             noteShape(d)
+            if spareBytesAsked < pageSize { askForSpareLines() }
             return d
         }
         try checkInRange(number)
-        let copy = PageBuffer(copying: try pager.readPage(number, snapshot: base))
+        let source = try pager.readPage(number, snapshot: base)
+        let copy: PageBuffer
+        if let buffer = spare.take() {
+            buffer.pointer.copyMemory(from: source.pointer, byteCount: pageSize)
+            copy = buffer
+        } else {
+            copy = PageBuffer(copying: source)
+        }
         dirty[number.rawValue] = copy
         noteShape(copy)
+        spare = PageBuffer(uninitializedSize: pageSize)
+        spareBytesAsked = 0
         return copy
+    }
+
+    /// Asks for the next few cache lines of the spare buffer, for writing (a hint: no effect on
+    /// any result). Spread over calls so that a page's 64 requests do not queue behind each other.
+    private func askForSpareLines() {
+        guard let spare else {
+            spareBytesAsked = pageSize
+            return
+        }
+        let end = min(spareBytesAsked + Self.spareLinesPerCall * 64, pageSize)
+        var offset = spareBytesAsked
+        while offset < end {
+            keel_prefetch_write(UnsafeRawPointer(spare.pointer + offset))
+            offset += 64
+        }
+        spareBytesAsked = end
+    }
+
+    /// Whether the spare copy buffer is a distinct buffer from every dirty page (tests).
+    var spareIsOutsideDirtySet: Bool {
+        guard let spare else { return true }
+        return !dirty.values.contains { $0 === spare }
     }
 
     /// A write to anything but a leaf may change a tree's shape (PageSink.shapeCount).
