@@ -108,7 +108,7 @@ final class WritePages: PageSink {
     /// access to either overlaps another (none calls out while holding an access).
     @exclusivity(unchecked) private var spare: PageBuffer?
     @exclusivity(unchecked) private var spareBytesAsked = 0
-    static let spareLinesPerCall = 16
+    static let spareLinesPerCall = 64
 
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
@@ -138,6 +138,7 @@ final class WritePages: PageSink {
         noteShape(copy)
         spare = PageBuffer(uninitializedSize: pageSize)
         spareBytesAsked = 0
+        askForSpareLines()
         return copy
     }
 
