@@ -108,7 +108,9 @@ final class WritePages: PageSink {
     /// access to either overlaps another (none calls out while holding an access).
     @exclusivity(unchecked) private var spare: PageBuffer?
     @exclusivity(unchecked) private var spareBytesAsked = 0
-    static let spareLinesPerCall = 64
+    /// Lines asked for when the spare is allocated (the rest follow on the page calls after).
+    static let spareLinesAtOnce = 32
+    static let spareLinesPerCall = 16
 
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
@@ -138,18 +140,18 @@ final class WritePages: PageSink {
         noteShape(copy)
         spare = PageBuffer(uninitializedSize: pageSize)
         spareBytesAsked = 0
-        askForSpareLines()
+        askForSpareLines(Self.spareLinesAtOnce)
         return copy
     }
 
     /// Asks for the next few cache lines of the spare buffer, for writing (a hint: no effect on
     /// any result). Spread over calls so that a page's 64 requests do not queue behind each other.
-    private func askForSpareLines() {
+    private func askForSpareLines(_ lines: Int = spareLinesPerCall) {
         guard let spare else {
             spareBytesAsked = pageSize
             return
         }
-        let end = min(spareBytesAsked + Self.spareLinesPerCall * 64, pageSize)
+        let end = min(spareBytesAsked + lines &* 64, pageSize)
         var offset = spareBytesAsked
         while offset < end {
             keel_prefetch_write(UnsafeRawPointer(spare.pointer + offset))
