@@ -1,8 +1,6 @@
 // The page views the B+tree works through: `ReadPages` for a snapshot reader, `WritePages` for
 // the one write transaction (copy on write into its dirty set, I5).
 
-import CKeelSupport
-
 /// A read transaction's view of the store: every page as of one commit.
 ///
 /// It keeps the branch pages it has read (the upper levels of the trees, which every descent
@@ -77,7 +75,7 @@ final class ReadPages: PageSource {
 final class WritePages: PageSink {
     let pager: Pager
     let base: FrameSequence
-    let pageSize: Int
+    var pageSize: Int { pager.pageSize }
     private(set) var changeCount: UInt64 = 0
     private(set) var shapeCount: UInt64 = 0
     /// Pages this transaction changed, by number.
@@ -91,30 +89,11 @@ final class WritePages: PageSink {
     init(pager: Pager, base: FrameSequence, meta: MetaPage) {
         self.pager = pager
         self.base = base
-        pageSize = pager.pageSize
         self.meta = meta
     }
 
-    /// The buffer the next first write's copy goes into, allocated one copy ahead, and how many
-    /// of its bytes have had their cache lines asked for (for writing) so far. A fresh allocation's lines
-    /// are cold: copying a page into it queues 64 stores that each wait for their line, and the
-    /// atomic release right after the copy (or the next retain) waits for all of them — one
-    /// memory latency per copy in a commit of thousands of pages (round cascade7). Asking for
-    /// the spare's lines a few at a time on the page calls between copies lets those misses
-    /// overlap with the descents instead. The spare is never in `dirty` and is handed out once,
-    /// wholly overwritten by the copy; a transaction that never copies again simply frees it.
-    /// Both without the runtime's exclusivity checks, which would cost every page call a
-    /// `swift_beginAccess`: the write transaction's pages are used by its one thread, and no
-    /// access to either overlaps another (none calls out while holding an access).
-    @exclusivity(unchecked) private var spare: PageBuffer?
-    @exclusivity(unchecked) private var spareBytesAsked = 0
-    /// Lines asked for when the spare is allocated (the rest follow on the page calls after).
-    static let spareLinesAtOnce = 32
-    static let spareLinesPerCall = 16
-
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
-        if spareBytesAsked < pageSize { askForSpareLines() }
         if let d = dirty[number.rawValue] { return d }
         try checkInRange(number)
         return try pager.readPage(number, snapshot: base)
@@ -124,46 +103,13 @@ final class WritePages: PageSink {
         changeCount &+= 1
         if let d = dirty[number.rawValue] {
             noteShape(d)
-            if spareBytesAsked < pageSize { askForSpareLines() }
             return d
         }
         try checkInRange(number)
-        let source = try pager.readPage(number, snapshot: base)
-        let copy: PageBuffer
-        if let buffer = spare.take() {
-            buffer.pointer.copyMemory(from: source.pointer, byteCount: pageSize)
-            copy = buffer
-        } else {
-            copy = PageBuffer(copying: source)
-        }
+        let copy = PageBuffer(copying: try pager.readPage(number, snapshot: base))
         dirty[number.rawValue] = copy
         noteShape(copy)
-        spare = PageBuffer(uninitializedSize: pageSize)
-        spareBytesAsked = 0
-        askForSpareLines(Self.spareLinesAtOnce)
         return copy
-    }
-
-    /// Asks for the next few cache lines of the spare buffer, for writing (a hint: no effect on
-    /// any result). Spread over calls so that a page's 64 requests do not queue behind each other.
-    private func askForSpareLines(_ lines: Int = spareLinesPerCall) {
-        guard let spare else {
-            spareBytesAsked = pageSize
-            return
-        }
-        let end = min(spareBytesAsked + lines &* 64, pageSize)
-        var offset = spareBytesAsked
-        while offset < end {
-            keel_prefetch_write(UnsafeRawPointer(spare.pointer + offset))
-            offset += 64
-        }
-        spareBytesAsked = end
-    }
-
-    /// Whether the spare copy buffer is a distinct buffer from every dirty page (tests).
-    var spareIsOutsideDirtySet: Bool {
-        guard let spare else { return true }
-        return !dirty.values.contains { $0 === spare }
     }
 
     /// A write to anything but a leaf may change a tree's shape (PageSink.shapeCount).
