@@ -207,6 +207,13 @@ struct FetchMaterializer {
 
     /// Members of `field` for each object: pending edits from the overlay, the rest in one read.
     static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
+        let snapshot = state.base as? ObjectSnapshot
+        // No pending edit of any of them (the usual fetch): the snapshot's lists are the answer,
+        // as they come (no second list of lists filled from them).
+        let untouched = state.rows.isEmpty && state.members.isEmpty && state.deleted.isEmpty
+        if let snapshot, untouched || !ids.contains(where: { state.hasPendingMembers($0, field: field) }) {
+            return try snapshot.members(of: ids, field: field)
+        }
         var out = [[ObjectID]](filling: [], count: ids.count)
         var fromBase: [Int] = []
         fromBase.reserveCapacity(ids.count)
@@ -218,7 +225,7 @@ struct FetchMaterializer {
             }
         }
         guard !fromBase.isEmpty else { return out }
-        if let snapshot = state.base as? ObjectSnapshot {
+        if let snapshot {
             let lists = try snapshot.members(of: fromBase.map { ids[$0] }, field: field)
             for (n, i) in fromBase.enumerated() { out[i] = lists[n] }
         } else {
