@@ -153,7 +153,7 @@ struct PageTableCheckpointTests {
                 }
                 #expect(b === held[page], "round \(round): page \(page)")
             }
-            table.dropBase(of: (0..<10).map { PageNumber(UInt32(rng.next() % 150)) })
+            table.dropBase(of: (0..<10).map { _ in PageNumber(UInt32(rng.next() % 150)) })
             #expect(table.baseHintsAgree(), "round \(round): after dropBase")
             if round % 2 == 1 { held.removeAll() }
         }
