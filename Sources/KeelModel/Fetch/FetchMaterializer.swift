@@ -78,8 +78,13 @@ struct FetchMaterializer {
         var values: [[Value]] = []
         values.reserveCapacity(rows.count)
         for i in rows.indices {
-            values.append(rows[i].values)
-            if !keepsRows { rows[i].values = [] }
+            if keepsRows {
+                values.append(rows[i].values)
+            } else {
+                // Moved out (swapped with an empty list): no reference taken and dropped per row.
+                values.append([])
+                swap(&values[i], &rows[i].values)
+            }
         }
         let rows = rows
         // To-one targets that might be missing, and to-many members, per field; what each
@@ -115,7 +120,7 @@ struct FetchMaterializer {
                     values[i][field] = .null
                     continue
                 }
-                if state.deleted.contains(target) {
+                if !state.deleted.isEmpty, state.deleted.contains(target) {  // not hashed when nothing is deleted
                     values[i][field] = .null
                 } else if mayDangle, state.rows[target] == nil {
                     uncertain.append(target)
@@ -173,9 +178,12 @@ struct FetchMaterializer {
         var entity = model[rows[0].id.entity]
         for i in rows.indices {
             if entity.id != rows[i].id.entity { entity = model[rows[i].id.entity] }
+            // The row's values moved into its object (`values` is not read again).
+            var objectValues: [Value] = []
+            swap(&objectValues, &values[i])
             out.append(
                 ManagedObject(
-                    id: rows[i].id, entity: entity, version: rows[i].version, values: values[i],
+                    id: rows[i].id, entity: entity, version: rows[i].version, values: objectValues,
                     included: include.isEmpty ? [:] : included[i]))
         }
         return out
@@ -207,6 +215,13 @@ struct FetchMaterializer {
 
     /// Members of `field` for each object: pending edits from the overlay, the rest in one read.
     static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
+        let snapshot = state.base as? ObjectSnapshot
+        // No pending edit of any of them (the usual fetch): the snapshot's lists are the answer,
+        // as they come (no second list of lists filled from them).
+        let untouched = state.rows.isEmpty && state.members.isEmpty && state.deleted.isEmpty
+        if let snapshot, untouched || !ids.contains(where: { state.hasPendingMembers($0, field: field) }) {
+            return try snapshot.members(of: ids, field: field)
+        }
         var out = [[ObjectID]](filling: [], count: ids.count)
         var fromBase: [Int] = []
         fromBase.reserveCapacity(ids.count)
@@ -218,7 +233,7 @@ struct FetchMaterializer {
             }
         }
         guard !fromBase.isEmpty else { return out }
-        if let snapshot = state.base as? ObjectSnapshot {
+        if let snapshot {
             let lists = try snapshot.members(of: fromBase.map { ids[$0] }, field: field)
             for (n, i) in fromBase.enumerated() { out[i] = lists[n] }
         } else {

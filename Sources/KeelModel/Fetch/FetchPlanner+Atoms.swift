@@ -203,6 +203,14 @@ extension FetchPlanner {
     /// The best read of `index` for the atoms: equality on a prefix of its columns, then points
     /// or a range on the next one. Nil when the index serves nothing and cannot give the order.
     func access(_ index: Index, _ atoms: [Atom]) -> IndexAccess? {
+        // No atom on the first column: the index serves nothing, and without a sort (or, unique,
+        // missing a column) it is no candidate — decided before any list is built (a request
+        // touches one or two of an entity's indexes; every other one was an allocation each).
+        if let first = index.fields.first, !atoms.contains(where: { $0.field == first }),
+            index.isUnique || (ordering?.keys.isEmpty ?? true)
+        {
+            return nil
+        }
         var prefixes: [[UInt8]] = [[]]
         var ranges: [KeyRange]? = nil
         var served: [Int] = []

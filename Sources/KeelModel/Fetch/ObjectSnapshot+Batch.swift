@@ -26,7 +26,10 @@ extension ObjectSnapshot {
                 if let k = groups.firstIndex(where: { $0.name == name }) {
                     lastGroup = k
                 } else {
-                    groups.append((name, r.isOrdered, []))
+                    // Room for the rest of the list (nearly always all of it: one entity).
+                    var positions: [Int] = []
+                    positions.reserveCapacity(ids.count - i)
+                    groups.append((name, r.isOrdered, positions))
                     lastGroup = groups.count - 1
                 }
                 lastEntity = id.entity

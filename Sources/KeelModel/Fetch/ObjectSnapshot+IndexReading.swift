@@ -46,13 +46,15 @@ extension ObjectSnapshot: IndexReading {
                 if ids.isEmpty { return [] }  // nothing to look up: no object tree, no cursor
                 // The rows looked up in key order (their leaves prefetched a few at a time),
                 // handed on in index order.
-                let found = try TreeReading.rows(
+                var found = try TreeReading.rows(
                     try self.tree(txn, objectTree), ids, order: Self.keyOrder(ids), fieldCount: { layout.fieldCounts[$0.entity.index] })
-                // Last row first: they are handed on by `popLast`, in index order.
+                // Last row first: they are handed on by `popLast`, in index order. Each is moved
+                // out of `found` (`take`), not copied: no reference to its values taken here and
+                // dropped again when `found` goes.
                 var rows: [StoredObject] = []
                 rows.reserveCapacity(ids.count)
                 for i in found.indices.reversed() {
-                    guard let row = found[i] else {
+                    guard let row = found[i].take() else {
                         throw KeelError(.corrupt, "\(TreeLayout.index(index)) names \(ids[i].text(in: model)), which has no row")
                     }
                     rows.append(row)

@@ -32,6 +32,13 @@ extension JSON {
         return try result.get()
     }
 
+    /// Parses one JSON text from UTF-8 bytes in memory (what the generic form does without
+    /// its detour through `withContiguousStorageIfAvailable`).
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(KeelError) -> JSON {
+        var parser = JSONParser(bytes)
+        return try parser.parseDocument()
+    }
+
     /// Parses one JSON text from its UTF-8 bytes.
     public static func parse(_ bytes: some Collection<UInt8>) throws(KeelError) -> JSON {
         let direct: Result<JSON, KeelError>? = bytes.withContiguousStorageIfAvailable { buffer in
@@ -114,23 +121,26 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"): try literal(Self.trueWord, 4); return .bool(true)
+        case UInt8(ascii: "f"): try literal(Self.falseWord, 5); return .bool(false)
+        case UInt8(ascii: "n"): try literal(Self.nullWord, 4); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("a value")
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws(KeelError) {
-        let start = position
-        let count = word.utf8CodeUnitCount
-        let ok = word.withUTF8Buffer { w in
-            guard bytes.count - start >= count else { return false }
-            for i in 0..<count where bytes[start + i] != w[i] { return false }
-            return true
-        }
-        guard ok else { throw error("a value") }
+    /// The bytes of `true`, `null` and the last four of `false`, as a little-endian load of
+    /// them reads them.
+    static let trueWord = UInt32(0x65_75_72_74)
+    static let nullWord = UInt32(0x6C_6C_75_6E)
+    static let falseWord = UInt32(0x65_73_6C_61)
+
+    /// Steps over a literal of `count` bytes (4 or 5: `true`, `null`, `false`) whose last four
+    /// are `word`; the first byte is known already.
+    private mutating func literal(_ word: UInt32, _ count: Int) throws(KeelError) {
+        guard bytes.count - position >= count, let base = bytes.baseAddress,
+            UInt32(littleEndian: UnsafeRawPointer(base + position + count - 4).loadUnaligned(as: UInt32.self)) == word
+        else { throw error("a value") }
         position += count
     }
 
@@ -315,6 +325,9 @@ struct JSONParser {
         let start = position
         var ascii = true
         // Fast path: no escapes. Validate UTF-8 while scanning, then decode without checks.
+        // Plain ASCII goes eight bytes at a time: every word in which no byte is '"', '\\', a
+        // control character or above 0x7F is stepped over; the byte loop takes the rest.
+        skipPlainASCIIWords()
         while position < bytes.count {
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
@@ -330,6 +343,7 @@ struct JSONParser {
             } else {
                 ascii = false
                 try skipMultibyte()
+                skipPlainASCIIWords()
             }
         }
         guard position < bytes.count else { throw error("'\"' to close the string") }
@@ -355,6 +369,33 @@ struct JSONParser {
             }
         }
         throw error("'\"' to close the string")
+    }
+
+    /// Steps over plain string content eight bytes at a time: printable ASCII other than '"'
+    /// and '\\'. Stops at the first byte that is not (a quote, a backslash, a control character,
+    /// a byte above 0x7F), or fewer than eight bytes before the end (the byte loop takes the
+    /// rest). `x - 0x01…01 & ~x & 0x80…80` sets the high bit of every zero byte of `x` (a borrow
+    /// can set it in bytes above a zero byte too, never below the first), and `x - 0x20…20 & ~x`
+    /// likewise for bytes below 0x20: so the lowest byte flagged in a word is the first one that
+    /// needs the byte loop, and a word with none flagged has none.
+    @inline(__always)
+    private mutating func skipPlainASCIIWords() {
+        guard let base = bytes.baseAddress else { return }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        while bytes.count - position >= 8 {
+            // The first byte in memory as the word's lowest, whatever the host's byte order.
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self))
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let flagged =
+                (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word)
+                & (ones &* 0x80)
+            if flagged != 0 {
+                position += flagged.trailingZeroBitCount >> 3
+                return
+            }
+            position += 8
+        }
     }
 
     private mutating func parseEscape(into out: inout [UInt8]) throws(KeelError) {

@@ -111,8 +111,18 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     /// positions need) when the numbers fit (a million objects fetched 100,000 at a time: 31 bits
     /// for numbers, 17 for positions) — a sort of plain integers, no comparison closure; else
     /// (entity·number, position) pairs in two words when the numbers fit 48 bits; else `ObjectID`s.
+    /// IDs already in key order (an index equality's entries name their objects in key order)
+    /// are not sorted: one pass checks, and the order is the positions themselves.
     static func keyOrder(_ ids: [ObjectID]) -> [Int] {
         guard !ids.isEmpty else { return [] }
+        if isInKeyOrder(ids) {
+            // Built by `append` after `reserveCapacity` (specialized here; `Array(_:)` of a range
+            // allocates through the standard library's unspecialized path, as Array+Filling notes).
+            var order: [Int] = []
+            order.reserveCapacity(ids.count)
+            for i in ids.indices { order.append(i) }
+            return order
+        }
         let positionBits = max(1, UInt64.bitWidth - UInt64(ids.count - 1).leadingZeroBitCount)
         if positionBits <= 32, ids.allSatisfy({ $0.number >> (48 - positionBits) == 0 }) {
             var words = ids.enumerated().map {
@@ -126,6 +136,19 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
         var pairs = ids.enumerated().map { (key: UInt64($0.element.entity.rawValue) << 48 | $0.element.number, at: $0.offset) }
         pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.at < $1.at }
         return pairs.map(\.at)
+    }
+
+    /// Whether each ID is at or after the one before in key order (entity, number).
+    static func isInKeyOrder(_ ids: [ObjectID]) -> Bool {
+        ids.withUnsafeBufferPointer { ids in
+            var i = 1
+            while i < ids.count {
+                let a = ids[i - 1], b = ids[i]
+                if a.entity.rawValue > b.entity.rawValue || (a.entity == b.entity && a.number > b.number) { return false }
+                i += 1
+            }
+            return true
+        }
     }
 
     /// Many objects at once (one read transaction per store): nil where there is no such object.

@@ -358,7 +358,7 @@ struct FetchPlanTests {
         }
     }
 
-    @Test("keyOrder gives IDs in key order, equal IDs by position, whichever packing fits: one word (16 or 17 position bits), two, or none")
+    @Test("keyOrder gives IDs in key order, equal IDs by position, whichever packing fits: one word (16 or 17 position bits), two, or none; IDs already in key order (repeats included) as they are, one pair out of order sorted")
     func keyOrderPackings() {
         var (rng, seed) = SeededGenerator.fromEnvironment("FetchPlanTests.keyOrderPackings")
         func expected(_ ids: [ObjectID]) -> [Int] {
@@ -377,7 +377,16 @@ struct FetchPlanTests {
                 let number = limit == 40 ? UInt64.random(in: 1..<40, using: &rng) : limit - 1 - UInt64.random(in: 0...20, using: &rng) * (limit / 64)
                 ids.append(ObjectID(entity: entity, number: number))
             }
+            // Sorted (the fast path: no sort), and sorted but for one pair out of order at the
+            // start, the middle or the end (the check must fall through to the sort).
             if round % 7 == 0 { ids.sort() }
+            if round % 7 == 3 || round % 7 == 5, ids.count > 1 {
+                ids.sort()
+                let at = [0, ids.count / 2, ids.count - 1][round % 3]
+                let other = at == 0 ? 1 : at - 1
+                ids.swapAt(at, other)
+            }
+            #expect(ObjectSnapshot.isInKeyOrder(ids) == (ids == ids.sorted()), "seed \(seed), round \(round)")
             #expect(ObjectSnapshot.keyOrder(ids) == expected(ids), "seed \(seed), round \(round), \(count) IDs below \(limit)")
         }
     }

@@ -125,6 +125,95 @@ struct JSONParserTests {
         }
     }
 
+    /// The strings of `stringsWordByWord`: `length` bytes of plain ASCII with `inner` written at
+    /// byte `at`, as JSON text and as the string it stands for.
+    static func plainString(length: Int, at: Int, inner: (text: String, value: String)) -> (text: String, value: String) {
+        let before = String(String(repeating: "ab~ cd!z", count: 4).prefix(at))
+        let after = String(String(repeating: "Z9 #xy}{", count: 4).prefix(length - at))
+        return ("\"" + before + inner.text + after + "\"", before + inner.value + after)
+    }
+
+    @Test("strings read eight bytes at a time: every byte that needs a look is found at every position, in a word or in the tail")
+    func stringsWordByWord() throws {
+        // What a word must not step over (an escape, raw UTF-8, a byte next to the ranges tested).
+        let inners: [(text: String, value: String)] = [
+            (#"\""#, "\""), (#"\\"#, "\\"), (#"\n"#, "\n"), (#"\u00e9"#, "é"), ("é", "é"), ("中", "中"), ("😀", "😀"),
+            ("\u{7F}", "\u{7F}"), (" ", " "), ("!", "!"), ("#", "#"), ("[", "["), ("]", "]"), ("", ""),
+        ]
+        for length in 0...20 {
+            for at in 0...length {
+                for inner in inners {
+                    let (text, value) = Self.plainString(length: length, at: at, inner: inner)
+                    // Alone (the string reaches the end: the tail is read byte by byte), and with
+                    // more after it (the whole string can be read in words).
+                    #expect(try JSON.parse(text) == .string(value), "\(text)")
+                    let padded = "[" + text + ",0,0,0,0,0,0,0,0]"
+                    #expect(try JSON.parse(padded) == [.string(value), 0, 0, 0, 0, 0, 0, 0, 0], "\(padded)")
+                    let object = "{" + text + ":" + text + ",\"k\":1}"
+                    #expect(try JSON.parse(object) == .object([value: .string(value), "k": 1]), "\(object)")
+                    // The in-memory form agrees.
+                    let bytes = Array(padded.utf8)
+                    #expect(try bytes.withUnsafeBufferPointer { try JSON.parse($0) } == (try JSON.parse(padded)))
+                }
+                // A raw control character or a byte that is not UTF-8 is refused at that byte.
+                for (bad, phrase) in [(0x00, "control characters"), (0x0A, "control characters"), (0x1F, "control characters"), (0x80, "valid UTF-8"), (0xFF, "valid UTF-8")] as [(UInt8, String)] {
+                    var bytes = Array("[".utf8) + Array(Self.plainString(length: length, at: at, inner: ("", "")).text.utf8)
+                    bytes.insert(bad, at: 2 + at)
+                    bytes += Array(",0,0,0,0,0,0,0,0]".utf8)
+                    do {
+                        _ = try JSON.parse(bytes)
+                        Issue.record("byte \(bad) at \(at) of \(length) was accepted")
+                    } catch {
+                        #expect(error.details?["offset"] == .int(Int64(2 + at)), "\(error.message)")
+                        #expect(error.message.contains(phrase), "\(error.message)")
+                    }
+                }
+            }
+            // A string not closed before the end.
+            let open = Array("\"".utf8) + Array(String(repeating: "abcdefgh", count: 3).prefix(length).utf8)
+            do {
+                _ = try JSON.parse(open)
+                Issue.record("an unclosed string of \(length) bytes was accepted")
+            } catch {
+                #expect(error.details?["offset"] == .int(Int64(open.count)))
+                #expect(error.message.contains("to close the string"))
+            }
+        }
+    }
+
+    @Test("true, false and null are read whole; a literal cut short or misspelt anywhere is refused where it starts")
+    func literals() throws {
+        #expect(try JSON.parse("[true,false,null]") == [true, false, nil])
+        #expect(try JSON.parse("true") == true)
+        #expect(try JSON.parse("false") == false)
+        #expect(try JSON.parse("null") == nil)
+        #expect(try JSON.parse(#"{"a":null,"b":true,"c":false}"#) == ["a": nil, "b": true, "c": false])
+        for word in ["true", "false", "null"] {
+            let letters = Array(word.utf8)
+            for cut in 1..<letters.count {
+                for text in [Array(letters.prefix(cut)), Array("[".utf8) + letters.prefix(cut) + Array("]".utf8)] {
+                    do {
+                        _ = try JSON.parse(text)
+                        Issue.record("\(String(decoding: text, as: UTF8.self)) was accepted")
+                    } catch {
+                        #expect(error.details?["offset"] == .int(text.first == UInt8(ascii: "[") ? 1 : 0))
+                        #expect(error.message.contains("expected a value"))
+                    }
+                }
+            }
+            for at in 1..<letters.count {
+                var text = Array("[".utf8) + letters + Array(",1]".utf8)
+                text[1 + at] ^= 0x20  // the same letter in the other case
+                do {
+                    _ = try JSON.parse(text)
+                    Issue.record("\(String(decoding: text, as: UTF8.self)) was accepted")
+                } catch {
+                    #expect(error.details?["offset"] == .int(1), "\(error.message)")
+                }
+            }
+        }
+    }
+
     @Test("nesting is limited: 512 levels parse, 513 and a million are refused without a crash")
     func depth() throws {
         let ok = String(repeating: "[", count: JSON.maximumDepth) + String(repeating: "]", count: JSON.maximumDepth)

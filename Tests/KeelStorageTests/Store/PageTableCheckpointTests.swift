@@ -132,4 +132,47 @@ struct PageTableCheckpointTests {
         }
         #expect(cached <= table.cachedPageCount)
     }
+
+    @Test("each cached page-file copy's prefetch hint is its own bytes, or none, through caching past the budget (evictions, held buffers kept), dropBase and the log's collapse")
+    func baseHints() {
+        var rng = SeededRandom(seed: 7)
+        var table = PageTable(budgetBytes: 40 * Self.pageSize, pageSize: Self.pageSize)
+        var held: [UInt32: PageBuffer] = [:]  // buffers a "transaction" still holds: never evicted (I16)
+        for round in 0..<6 {
+            for _ in 0..<60 {
+                let page = UInt32(rng.next() % 150)
+                let b = Self.marked(page: page, sequence: 0)
+                if table.cache(b, page: PageNumber(page), sequence: .pageFile), rng.next() % 4 == 0 { held[page] = b }
+            }
+            #expect(table.baseHintsAgree(), "round \(round): after caching and evicting")
+            for page in held.keys {
+                // A held copy stays cached, found with its own bytes.
+                guard case .buffer(let b) = table.find(page, at: FrameSequence(UInt64.max)) else {
+                    Issue.record("round \(round): page \(page), held, was evicted")
+                    continue
+                }
+                #expect(b === held[page], "round \(round): page \(page)")
+            }
+            // Dropped copies are gone whoever holds them (a checkpoint rewrote those pages).
+            let dropped = (0..<10).map { _ in PageNumber(UInt32(rng.next() % 150)) }
+            table.dropBase(of: dropped)
+            for page in dropped { held[page.rawValue] = nil }
+            #expect(table.baseHintsAgree(), "round \(round): after dropBase")
+            if round % 2 == 1 { held.removeAll() }
+        }
+        // Log versions collapsed onto pages with and without a page-file copy.
+        for page in UInt32(0)..<150 where page % 3 == 0 {
+            let ref = LogFrameReference(
+                offset: LogPosition(UInt64(page) * 4128), storedLength: UInt32(Self.pageSize), compressed: false,
+                previousChecksum: 0, checksum: page)
+            table.addVersion(PageNumber(page), sequence: FrameSequence(UInt64(page) + 1), frame: ref, buffer: Self.marked(page: page, sequence: UInt64(page) + 1))
+        }
+        table.collapseLog()
+        #expect(table.baseHintsAgree(), "after the log's collapse")
+        for page in UInt32(0)..<150 {
+            if case .buffer(let b) = table.find(page, at: FrameSequence(UInt64.max)) {
+                #expect(Self.mark(b).page == page, "page \(page): another page's buffer")
+            }
+        }
+    }
 }
