@@ -65,7 +65,7 @@ struct SupportTests {
         for pageSize in [512, 1_024, 4_096, 16_384, 65_536] {
             let zeros = CRC32C.ZeroAppend(length: pageSize - 4)
             for round in 0..<20 {
-                let page = PageBuffer(size: pageSize)
+                let page = PageBuffer.zeroed(size: pageSize)
                 for i in 0..<pageSize { page.bytes[i] = UInt8.random(in: 0...255, using: &random) }
                 if round % 4 == 0 { for i in 0..<pageSize { page.bytes[i] = 0 } }  // an empty page as well
                 let number = PageNumber(UInt32.random(in: 1...UInt32.max, using: &random))

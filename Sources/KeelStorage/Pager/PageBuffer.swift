@@ -41,45 +41,68 @@ public enum PageType: UInt8, Sendable, CustomStringConvertible {
     }
 }
 
-/// A page-sized, page-aligned block of memory.
+/// A page-sized block of memory, 16-byte aligned, held in one object with its size.
+///
+/// The bytes are the tail allocation of a `ManagedBuffer` object: one allocation per page, and
+/// the page header sits right after the object's refcount and size, so a retain's cache miss
+/// brings the page header in the same or the adjacent line. The elements are `SIMD16<UInt8>`, so
+/// the tail starts 16-byte aligned (the element type's alignment, which `ManagedBuffer`
+/// honours); no access needs more: every field is read with `loadUnaligned` or byte-wise, and no
+/// I/O path uses O_DIRECT. `PageBuffer` is a struct holding that one reference (`ManagedBuffer`'s
+/// conformance to `Sendable` is unavailable, so a subclass cannot be `Sendable`): copying it
+/// shares the buffer, `===` compares identity. Create one with `zeroed(size:)`,
+/// `uninitialized(size:)` or `copy(of:)`.
 ///
 /// Ownership rule (Docs/Concurrency.md): a buffer in the shared page cache is immutable; the
 /// writer edits only buffers it owns in its transaction's dirty set (copied on first write).
 /// That rule is what makes the `@unchecked Sendable` below safe: a buffer shared between threads
 /// is never written again.
-public final class PageBuffer: @unchecked Sendable {
+public struct PageBuffer: @unchecked Sendable {
     public static let headerSize = 16
 
-    public let pointer: UnsafeMutableRawPointer
-    public let size: Int
+    /// The object: header = the page size, elements = the page's bytes.
+    @usableFromInline final class Storage: ManagedBuffer<Int, SIMD16<UInt8>> {}
 
-    public init(size: Int) {
-        precondition(size >= 512 && size & (size - 1) == 0, "page size must be a power of two")
-        pointer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: Self.alignment)
-        pointer.initializeMemory(as: UInt8.self, repeating: 0, count: size)
-        self.size = size
+    /// The one reference (a `var` only so the page table can ask `isKnownUniquelyReferenced`).
+    @usableFromInline var storage: Storage
+
+    private init(storage: Storage) { self.storage = storage }
+
+    /// The page's bytes: the object's tail, valid as long as a copy of this value lives.
+    @inlinable public var pointer: UnsafeMutableRawPointer {
+        storage.withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
+    }
+    /// The page size in bytes (the `ManagedBuffer` header).
+    @inlinable public var size: Int { storage.header }
+
+    /// A zeroed buffer.
+    public static func zeroed(size: Int) -> PageBuffer {
+        let buffer = uninitialized(size: size)
+        buffer.pointer.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        return buffer
     }
 
     /// A buffer whose bytes the caller overwrites completely before anyone reads them (a page
-    /// read from the file: a short read throws, so no uninitialised byte escapes).
-    init(uninitializedSize size: Int) {
+    /// read from the file: a short read throws, so no uninitialised byte escapes). The elements
+    /// are trivial, so the object frees its tail with itself, with nothing to deinitialise.
+    static func uninitialized(size: Int) -> PageBuffer {
         precondition(size >= 512 && size & (size - 1) == 0, "page size must be a power of two")
-        pointer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: Self.alignment)
-        self.size = size
+        let object = Storage.create(minimumCapacity: size / MemoryLayout<SIMD16<UInt8>>.stride) { _ in size }
+        return PageBuffer(storage: unsafeDowncast(object, to: Storage.self))
     }
-
-    /// Cache-line alignment: every field access is in range of one page, and no I/O path needs
-    /// more (no O_DIRECT). A 4096-byte alignment made each miss a costly aligned allocation.
-    static let alignment = 64
 
     /// A copy of another buffer's bytes.
-    public init(copying other: PageBuffer) {
-        pointer = UnsafeMutableRawPointer.allocate(byteCount: other.size, alignment: Self.alignment)
-        pointer.copyMemory(from: other.pointer, byteCount: other.size)
-        size = other.size
+    public static func copy(of other: PageBuffer) -> PageBuffer {
+        let buffer = uninitialized(size: other.size)
+        buffer.pointer.copyMemory(from: other.pointer, byteCount: other.size)
+        return buffer
     }
 
-    deinit { pointer.deallocate() }
+    /// Whether nobody else holds this buffer (the page table's eviction check, I16).
+    mutating func isKnownUniquelyReferenced() -> Bool { Swift.isKnownUniquelyReferenced(&storage) }
+
+    /// Asks for the object's first cache line, where its reference count is, for writing.
+    func prefetch() { prefetchObject(storage) }
 
     @inlinable public var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(start: pointer, count: size) }
     @inlinable public var readOnlyBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: pointer, count: size) }
@@ -102,20 +125,20 @@ public final class PageBuffer: @unchecked Sendable {
 
     public var storedChecksum: UInt32 {
         get { load(UInt32.self, at: 0) }
-        set { store(newValue, at: 0) }
+        nonmutating set { store(newValue, at: 0) }
     }
     /// The page type; `nil` when the byte is not a known type (corruption).
     public var pageType: PageType? {
         get { PageType(rawValue: pointer.load(fromByteOffset: 4, as: UInt8.self)) }
-        set { pointer.storeBytes(of: (newValue ?? .empty).rawValue, toByteOffset: 4, as: UInt8.self) }
+        nonmutating set { pointer.storeBytes(of: (newValue ?? .empty).rawValue, toByteOffset: 4, as: UInt8.self) }
     }
     public var flags: UInt8 {
         get { pointer.load(fromByteOffset: 5, as: UInt8.self) }
-        set { pointer.storeBytes(of: newValue, toByteOffset: 5, as: UInt8.self) }
+        nonmutating set { pointer.storeBytes(of: newValue, toByteOffset: 5, as: UInt8.self) }
     }
     public var transactionID: TransactionID {
         get { TransactionID(load(UInt64.self, at: 8)) }
-        set { store(newValue.rawValue, at: 8) }
+        nonmutating set { store(newValue.rawValue, at: 8) }
     }
 
     /// The checksum this page should carry at page number `number`.
@@ -131,3 +154,6 @@ public final class PageBuffer: @unchecked Sendable {
     /// Whether the stored checksum matches page number `number`.
     public func isValid(as number: PageNumber) -> Bool { storedChecksum == computeChecksum(for: number) }
 }
+
+/// Whether two values hold the same buffer (not the same bytes).
+public func === (lhs: PageBuffer?, rhs: PageBuffer?) -> Bool { lhs?.storage === rhs?.storage }

@@ -298,7 +298,7 @@ struct PageTable {
         let p = Int(slot.page)
         guard p < slots.count else { return }
         if slot.sequence == 0 {
-            if !slots[p].baseReferenced, let b = slots[p].base { prefetchObject(b) }
+            if !slots[p].baseReferenced, let b = slots[p].base { b.prefetch() }
         } else if let e = slots[p].log {
             prefetchObject(e)
         }
@@ -315,7 +315,7 @@ struct PageTable {
             }
             guard var b = slots[p].base else { return .gone }
             slots[p].base = nil
-            if !isKnownUniquelyReferenced(&b) {  // I16: a live transaction holds it
+            if !b.isKnownUniquelyReferenced() {  // I16: a live transaction holds it
                 slots[p].base = b
                 return .kept
             }
@@ -335,7 +335,7 @@ struct PageTable {
         }
         guard var b = e.versions[i].buffer else { return .gone }
         e.versions[i].buffer = nil
-        if !isKnownUniquelyReferenced(&b) {  // I16
+        if !b.isKnownUniquelyReferenced() {  // I16
             e.versions[i].buffer = b
             return .kept
         }

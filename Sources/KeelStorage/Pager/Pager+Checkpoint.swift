@@ -139,7 +139,7 @@ extension Pager {
                 if let cached = item.bytes {
                     bytes = cached
                 } else {
-                    let buffer = PageBuffer(size: pageSize)
+                    let buffer = PageBuffer.zeroed(size: pageSize)
                     try log.readPage(page, at: item.frame, into: buffer)
                     guard buffer.isValid(as: page) else {
                         throw StorageError(.corrupt, "page checksum mismatch in a log frame", page: page, logPosition: item.frame.offset)

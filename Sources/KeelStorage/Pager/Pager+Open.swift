@@ -100,7 +100,7 @@ extension Pager {
         // Page 0 as of the newest commit (the log's version when it has one).
         let meta0: MetaPage
         if let e = state.table.logEntry(0), let newest = e.versions.last {
-            let buffer = PageBuffer(size: pageSize)
+            let buffer = PageBuffer.zeroed(size: pageSize)
             try log.readPage(.meta, at: newest.frame, into: buffer)
             guard buffer.isValid(as: .meta) else { throw StorageError.corrupt("page 0 in the log fails its checksum", page: .meta) }
             meta0 = try readMeta(buffer, path: path)
@@ -134,7 +134,7 @@ extension Pager {
     }
 
     private static func readMetaFromFile(_ file: any StorageFile, pageSize: Int, path: String) throws(StorageError) -> PageBuffer {
-        let buffer = PageBuffer(size: pageSize)
+        let buffer = PageBuffer.zeroed(size: pageSize)
         try file.readFully(into: buffer.bytes, at: 0)
         guard buffer.isValid(as: .meta) else {
             throw StorageError(.corrupt, "page 0 fails its checksum and the log holds no newer copy", page: .meta, path: path)
@@ -168,7 +168,7 @@ extension Pager {
         let file = try fs.open(temporary, options: .createIfNeeded)
         do {
             try file.truncate(to: 0)
-            let page0 = PageBuffer(size: options.pageSize)
+            let page0 = PageBuffer.zeroed(size: options.pageSize)
             let meta = MetaPage(
                 pageSize: UInt32(options.pageSize), pageCount: 1, freeListHead: PageNumber(0), freePageCount: 0,
                 catalogRoot: PageNumber(0), createdAt: UInt64(currentUnixTime()))

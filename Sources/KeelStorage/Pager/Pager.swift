@@ -161,7 +161,7 @@ final class Pager: @unchecked Sendable {
     func readLogVersion(
         _ number: PageNumber, at ref: LogFrameReference, generation: UInt64, snapshot: FrameSequence, caching: FrameSequence?
     ) throws(StorageError) -> PageBuffer? {
-        let buffer = PageBuffer(size: pageSize)
+        let buffer = PageBuffer.zeroed(size: pageSize)
         var failure: StorageError?
         do throws(StorageError) { try log.readPage(number, at: ref, into: buffer) } catch { failure = error }
         let valid = failure == nil && buffer.isValid(as: number)
@@ -183,7 +183,7 @@ final class Pager: @unchecked Sendable {
     /// Reads page `number` from the page file (no checksum check), into `spare` (a buffer nobody
     /// else holds) or a new buffer.
     func readFromPageFile(_ number: PageNumber, into spare: PageBuffer? = nil) throws(StorageError) -> PageBuffer {
-        let buffer = spare ?? PageBuffer(uninitializedSize: pageSize)
+        let buffer = spare ?? PageBuffer.uninitialized(size: pageSize)
         let offset = UInt64(number.rawValue) * UInt64(pageSize)
         let n = try pageFile.read(into: buffer.bytes, at: offset)
         guard n == pageSize else {
@@ -245,7 +245,7 @@ final class Pager: @unchecked Sendable {
         state.withLock { s in
             for (i, (seq, ref)) in refs.enumerated() {
                 // Buffers retained into the table a few pages ahead (PageTable.swift, at the top).
-                if i + 8 < list.count { prefetchObject(list[i + 8].buffer) }
+                if i + 8 < list.count { list[i + 8].buffer.prefetch() }
                 s.table.addVersion(list[i].number, sequence: seq, frame: ref, buffer: list[i].buffer)
             }
             s.pending.append((last, transaction))

@@ -106,7 +106,7 @@ final class WritePages: PageSink {
             return d
         }
         try checkInRange(number)
-        let copy = PageBuffer(copying: try pager.readPage(number, snapshot: base))
+        let copy = PageBuffer.copy(of: try pager.readPage(number, snapshot: base))
         dirty[number.rawValue] = copy
         noteShape(copy)
         return copy
@@ -130,7 +130,7 @@ final class WritePages: PageSink {
         shapeCount &+= 1
         let number: PageNumber
         if let reused = try FreeList.take(from: self) { number = reused } else { number = try extendFile() }
-        let buffer = PageBuffer(size: pageSize)
+        let buffer = PageBuffer.zeroed(size: pageSize)
         dirty[number.rawValue] = buffer
         return (number, buffer)
     }
@@ -157,7 +157,7 @@ final class WritePages: PageSink {
     /// (used by the free list when a freed page becomes a trunk).
     func installFresh(_ number: PageNumber) -> PageBuffer {
         shapeCount &+= 1
-        let buffer = PageBuffer(size: pageSize)
+        let buffer = PageBuffer.zeroed(size: pageSize)
         dirty[number.rawValue] = buffer
         return buffer
     }

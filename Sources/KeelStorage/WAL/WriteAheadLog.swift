@@ -111,7 +111,7 @@ final class WriteAheadLog: @unchecked Sendable {
         for (i, page) in pages.enumerated() {
             // The next page's bytes (sealed next) and a later page's buffer object are asked for
             // ahead, so their cache misses overlap this page's checksum.
-            if i + 4 < pages.count { prefetchObject(pages[i + 4].buffer) }
+            if i + 4 < pages.count { pages[i + 4].buffer.prefetch() }
             if i + 1 < pages.count { keel_prefetch(pages[i + 1].buffer.pointer, pageSize) }
             page.buffer.transactionID = transaction
             page.buffer.seal(as: page.number)

@@ -51,7 +51,7 @@ final class MemoryPageSink: PageSink {
         guard let original = committed[number] else {
             throw StorageError(.corrupt, "page was never allocated", page: number)
         }
-        let copy = PageBuffer(copying: original)
+        let copy = PageBuffer.copy(of: original)
         stamp(copy)
         dirty[number] = copy
         noteShape(copy)
@@ -73,7 +73,7 @@ final class MemoryPageSink: PageSink {
             number = PageNumber(nextPage)
             nextPage += 1
         }
-        let page = PageBuffer(size: pageSize)
+        let page = PageBuffer.zeroed(size: pageSize)
         stamp(page)
         dirty[number] = page
         return (number, page)
@@ -121,7 +121,7 @@ final class MemoryPageSink: PageSink {
     func clone() -> MemoryPageSink {
         precondition(dirty.isEmpty, "commit before cloning")
         let copy = MemoryPageSink(pageSize: pageSize)
-        copy.committed = committed.mapValues { PageBuffer(copying: $0) }
+        copy.committed = committed.mapValues { PageBuffer.copy(of: $0) }
         copy.freeList = freeList
         copy.freed = freed
         copy.nextPage = nextPage

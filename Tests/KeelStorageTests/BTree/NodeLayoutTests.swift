@@ -38,7 +38,7 @@ struct NodeLayoutTests {
 
     @Test("removing and replacing cells fragments a page; an insert that needs the space defragments it")
     func defragment() throws {
-        let buffer = PageBuffer(size: 4096)
+        let buffer = PageBuffer.zeroed(size: 4096)
         let node = Node(unchecked: buffer, PageNumber(7))
         node.format(leaf: true)
         var expected: [[UInt8]: [UInt8]] = [:]

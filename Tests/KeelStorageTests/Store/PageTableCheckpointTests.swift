@@ -21,7 +21,7 @@ struct PageTableCheckpointTests {
     }
 
     static func marked(page: UInt32, sequence: UInt64) -> PageBuffer {
-        let b = PageBuffer(size: pageSize)
+        let b = PageBuffer.zeroed(size: pageSize)
         b.pointer.storeBytes(of: page, toByteOffset: 64, as: UInt32.self)
         b.pointer.storeBytes(of: sequence, toByteOffset: 72, as: UInt64.self)
         return b
