@@ -157,3 +157,5 @@ public struct PageBuffer: @unchecked Sendable {
 
 /// Whether two values hold the same buffer (not the same bytes).
 public func === (lhs: PageBuffer?, rhs: PageBuffer?) -> Bool { lhs?.storage === rhs?.storage }
+/// Whether two values hold different buffers.
+public func !== (lhs: PageBuffer?, rhs: PageBuffer?) -> Bool { !(lhs === rhs) }

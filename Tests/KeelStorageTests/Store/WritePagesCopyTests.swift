@@ -45,7 +45,7 @@ struct WritePagesCopyTests {
                     #expect(try pages.writablePage(number) === copy, "page \(n): a second write copied again")
                     copied += 1
                 }
-                let distinct = Set(buffers.values.map { ObjectIdentifier($0) })
+                let distinct = Set(buffers.values.map { ObjectIdentifier($0.storage) })
                 #expect(distinct.count == buffers.count, "\(buffers.count) pages copied into \(distinct.count) buffers")
                 for (n, expected) in originals {
                     #expect(Array(buffers[n]!.readOnlyBytes) == expected, "page \(n) changed after its copy")  // safe: same keys
