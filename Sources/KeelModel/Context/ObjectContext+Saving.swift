@@ -42,6 +42,9 @@ extension ObjectContext {
         // The snapshot is given back as soon as the save has committed (the context would drop it
         // right after anyway), so the checkpoint the save may run does not find it still open.
         let result: SaveResult
+        // The save that takes a thread's wake-up is package API (ThreadWakeUp is not public), so it
+        // cannot be a requirement of the public ContextStore; other stores are durable when they
+        // return.
         if let store = store as? ObjectStore {
             result = try store.save(changes, mergePolicy: mergePolicy, committed: { releaseSnapshot() }, wakeUp: wakeUp, durable: durable)
         } else {

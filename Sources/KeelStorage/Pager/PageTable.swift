@@ -3,8 +3,8 @@
 // For every page that has versions in the log, the table lists them in sequence order (the log
 // index: a reader with snapshot S uses the newest version with sequence ≤ S, else the page file's
 // copy). Cached buffers sit in the same slots, so a cache hit costs one array index.
-// The table is a flat array indexed by page number (`PageSlot`, 32 bytes per page up to the
-// highest page the store has touched: about 0.8% of the page file at 4 KiB pages), so a lookup
+// The table is a flat array indexed by page number (`PageSlot`, 24 bytes per page up to the
+// highest page the store has touched: about 0.6% of the page file at 4 KiB pages), so a lookup
 // hashes nothing and chases no per-page object; only pages with log versions own a `PageEntry`.
 // The cache is bounded in bytes and evicts with CLOCK; it never drops a buffer that any
 // transaction still holds (checked with isKnownUniquelyReferenced), which is invariant I16.
@@ -55,11 +55,6 @@ func prefetchObject<T: AnyObject>(_ object: T) {
 struct PageSlot {
     /// The cached copy of the page file's version.
     var base: PageBuffer?
-    /// `base`'s bytes (nil when there is none): a hit asks for the page's first lines with this
-    /// before it takes its reference to the buffer, so the buffer object's miss (the retain, an
-    /// atomic update of a cold line) and the page's overlap instead of following each other — the
-    /// page's address is otherwise in the object. Only ever a prefetch hint: never read through.
-    var baseBytes: UnsafeRawPointer?
     var baseReferenced = false
     /// Log versions; nil when the page has none.
     var log: PageEntry?
@@ -170,7 +165,6 @@ struct PageTable {
                 misses &+= 1
                 return .log(e.versions[i].frame, e.versions[i].sequence)
             }
-            if let bytes = slots[p].baseBytes { keel_prefetch(bytes, 128) }  // the header and first slots
             if let b = slots[p].base {
                 slots[p].baseReferenced = true
                 hits &+= 1
@@ -220,7 +214,6 @@ struct PageTable {
             let p = Int(page.rawValue)
             guard slots[p].base == nil else { return false }
             slots[p].base = buffer
-            slots[p].baseBytes = UnsafeRawPointer(buffer.pointer)
             slots[p].baseReferenced = true
         } else {
             guard let e = logEntry(page.rawValue), let i = e.versions.firstIndex(where: { $0.sequence == sequence }), e.versions[i].buffer == nil else {
@@ -319,7 +312,6 @@ struct PageTable {
                 slots[p].base = b
                 return .kept
             }
-            slots[p].baseBytes = nil
             keepSpare(b)
             return .evicted
         }
@@ -369,9 +361,6 @@ struct PageTable {
                 if let e = s[p].log.take(), var newest = e.versions.popLast() {
                     s[p].base = newest.buffer.take()
                     s[p].baseReferenced = newest.referenced
-                    // No hint for it (reading the buffer's address would touch each cold buffer
-                    // object here); the next time the page is read into the cache sets one.
-                    s[p].baseBytes = nil
                 }
                 if s[p].base != nil {
                     ring.append(CacheSlot(page: UInt32(p), sequence: 0))
@@ -383,20 +372,10 @@ struct PageTable {
         if cachedBytes > budgetBytes { evict() }
     }
 
-    /// Whether every slot's prefetch hint is its cached page-file copy's bytes or nil (nil when
-    /// there is no copy): a hint never names another buffer's memory (tests).
-    func baseHintsAgree() -> Bool {
-        slots.allSatisfy { slot in
-            guard let hint = slot.baseBytes else { return true }
-            return slot.base.map { UnsafeRawPointer($0.pointer) == hint } ?? false
-        }
-    }
-
     /// Forgets the cached page-file copies of these pages (a partial checkpoint rewrote them).
     mutating func dropBase(of pages: [PageNumber]) {
         for p in pages where Int(p.rawValue) < slots.count && slots[Int(p.rawValue)].base != nil {
             slots[Int(p.rawValue)].base = nil
-            slots[Int(p.rawValue)].baseBytes = nil
             slots[Int(p.rawValue)].baseReferenced = false
             cachedBytes -= pageSize  // its ring slot is dropped lazily as `.gone`
         }
