@@ -369,6 +369,41 @@ struct ObjectStoreTests {
         #expect(insertTime < .seconds(30) && deleteTime < .seconds(30), "insert \(insertTime), delete \(deleteTime)")
         try f.expectConsistent()
     }
+
+    @Test("a save deleting more indexed objects than a leaf warmer needs, with renames and inserts beside: every row and index entry exact")
+    func warmedIndexDeletes() throws {
+        let f = try StoreFixture { $0.storage.syncMode = .off }
+        let d = try f.insert("Department", ["name": .string("Doomed")])
+        let e = try f.insert("Department", ["name": .string("Kept")])
+        let employee = f.model.id("Employee")
+        var random = SeededRandom(seed: 42)
+        // Names random against the IDs, as the bench's are: the index deletes scatter over the tree.
+        func name(_ i: Int) -> String { "N\(random.next() % 1_000_000)-\(i)" }
+        let doomed = try f.store.batchInsert(entity: employee, objects: (0..<1_500).map { i in
+            f.values("Employee", ["name": .string(name(i)), "department": .object(d)])
+        }).inserted
+        let kept = try f.store.batchInsert(entity: employee, objects: (0..<300).map { i in
+            f.values("Employee", ["name": .string(name(10_000 + i)), "department": .object(e)])
+        }).inserted
+        let fresh = try (0..<10).map { _ in try f.new("Employee") }
+        var changes: [Change] = (0..<5).map { f.set(kept[$0 * 7], "name", .string("Renamed \($0)")) }
+        changes += fresh.enumerated().map { i, id in
+            .insert(id, values: f.values("Employee", ["name": .string("Fresh \(i)"), "department": .object(e)]))
+        }
+        changes.append(.delete(d))
+        let started = LeafWarmer.started.load(ordering: .relaxed)
+        let result = try f.store.save(ChangeSet(changes: changes, originals: try f.original(d, kept[0], kept[7], kept[14], kept[21], kept[28])))
+        #expect(LeafWarmer.started.load(ordering: .relaxed) > started, "the save's 1,500 index deletes started no leaf warmer")
+        #expect(Set(result.deleted) == Set(doomed + [d]))
+        let s = try f.store.snapshot()
+        defer { s.close() }
+        for id in doomed { #expect(try s.object(id) == nil, "\(id) survived its department") }
+        for i in 0..<5 { #expect(try f.value(kept[i * 7], "name") == .string("Renamed \(i)")) }
+        for (i, id) in fresh.enumerated() { #expect(try f.value(id, "name") == .string("Fresh \(i)")) }
+        #expect(try s.count(employee, includeSubentities: true) == kept.count + fresh.count)
+        // verify: every row's index entries present, and no entry without its row (the doomed ones).
+        try f.expectConsistent()
+    }
 }
 
 @Suite("Object store on the project model")
