@@ -29,8 +29,9 @@ import Synchronization
 public final class LeafWarmer {
     /// Keys below this many per tree are written without a helper (a thread costs ~50 µs).
     public static let minimumKeys = 512
+    private static let started = Atomic<Int>(0)
     /// How many helpers were started since the process began (tests).
-    package static let started = Atomic<Int>(0)
+    package static var startedCount: Int { started.load(ordering: .relaxed) }
 
     private let job: Job
     private var thread: pthread_t?
@@ -63,7 +64,8 @@ public final class LeafWarmer {
         thread = nil
     }
 
-    /// Waits until the helper has gone through every key it may read (tests).
+    /// Waits until the helper has gone through every key (tests: with a lead it cannot reach, or
+    /// once the writer has passed the keys, or it waits for ever).
     package func waitUntilIdle() {
         guard let t = thread else { return }
         pthread_join(t, nil)
