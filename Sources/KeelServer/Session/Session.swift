@@ -94,6 +94,12 @@ final class Session {
                 switch try execute(request, spec) {
                 case .json(let payload): append(.ok(tag: request.tag, payload))
                 case .object(let object): appendLine(tag: request.tag, kind: " OK ", final: true) { object.write(to: &$0, in: server.model) }
+                case .insertedID(let id):
+                    appendLine(tag: request.tag, kind: " OK ", final: true) { out in
+                        out.append(contentsOf: #"{"$id":"#.utf8)
+                        out.append(json: .string(id.text(in: server.model)))
+                        out.append(UInt8(ascii: "}"))
+                    }
                 case .answered: break
                 }
                 if spec.name == "QUIT" { quitting = true }
