@@ -137,7 +137,7 @@ final class Session {
     /// the job — the context taking in the save, events of a subscription — is done when it
     /// wakes; events and shutdown wake it as jobs). Otherwise the line waits for the job's end.
     func answerDurableSave(tag: String, _ result: SaveResult) -> Bool {
-        append(.ok(tag: tag, ContextTerms.saveReply(result)))
+        appendLine(tag: tag, kind: " OK ", final: true) { ContextTerms.writeSaveReply(result, to: &$0) }
         guard runningLastOfJob, !link.worker.hasQueuedJobs else { return false }
         flush()
         return true
