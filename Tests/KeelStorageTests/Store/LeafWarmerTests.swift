@@ -80,13 +80,7 @@ struct LeafWarmerTests {
 
     @Test("the helper stays within its lead of the writer and skips the keys the writer has passed")
     func pacing() throws {
-        let fs = InMemoryFileSystem()
-        let store = try coldStore(fs)
-        defer { try? store.close() }
-        let list = keyList(step: 10)  // 2,000 keys
-        try store.write { txn in
-            let tree = try #require(try txn.tree("t"))
-            let warmer = try #require(tree.warmLeaves(bytes: list.bytes, spans: list.spans, lead: 10))
+        let store = try withWarmer(step: 10, lead: 10) { _, warmer, list in  // 2,000 keys
             // The writer at key 0: the helper looks up keys 0...10 and waits.
             try waitFor { warmer.keysLookedUp >= 11 }
             usleep(50_000)
@@ -102,17 +96,12 @@ struct LeafWarmerTests {
             #expect(warmer.keysLookedUp == 22)
             warmer.finish()  // idempotent after the join
         }
+        try store.close()
     }
 
     @Test("finish stops a helper that is still going; no helper for few keys or in a read transaction")
     func finishAndLimits() throws {
-        let fs = InMemoryFileSystem()
-        let store = try coldStore(fs)
-        defer { try? store.close() }
-        let list = keyList(step: 1)  // 20,000 keys
-        try store.write { txn in
-            let tree = try #require(try txn.tree("t"))
-            let warmer = try #require(tree.warmLeaves(bytes: list.bytes, spans: list.spans, lead: 100))
+        let store = try withWarmer(step: 1, lead: 100) { tree, warmer, _ in  // 20,000 keys
             try waitFor { warmer.keysLookedUp >= 101 }
             warmer.finish()  // the helper waits at its lead: finish must end it
             let after = warmer.keysLookedUp
@@ -122,8 +111,10 @@ struct LeafWarmerTests {
             #expect(few.spans.count < LeafWarmer.minimumKeys)
             #expect(tree.warmLeaves(bytes: few.bytes, spans: few.spans) == nil)
         }
+        defer { try? store.close() }
         try store.read { txn in
             let tree = try #require(try txn.tree("t"))
+            let list = keyList(step: 1)
             #expect(tree.warmLeaves(bytes: list.bytes, spans: list.spans) == nil)
         }
     }
@@ -156,6 +147,20 @@ struct LeafWarmerTests {
             #expect(try tree.get(numberedKey(2)) == nil)
             #expect(try tree.get(numberedKey(3)) == randomBytes(120, seed: 3))
         }
+    }
+
+    /// Runs `body` in a write transaction on a cold store with a warmer over every `step`-th key
+    /// at `lead`; returns the store, open.
+    private func withWarmer(
+        step: Int, lead: Int, _ body: (Tree, LeafWarmer, (bytes: [UInt8], spans: [(start: Int32, count: Int32)])) throws -> Void
+    ) throws -> Store {
+        let store = try coldStore(InMemoryFileSystem())
+        let list = keyList(step: step)
+        try store.write { txn in
+            let tree = try #require(try txn.tree("t"))
+            try body(tree, try #require(tree.warmLeaves(bytes: list.bytes, spans: list.spans, lead: lead)), list)
+        }
+        return store
     }
 
     private func waitFor(_ condition: () -> Bool) throws {
