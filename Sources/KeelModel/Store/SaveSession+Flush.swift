@@ -31,58 +31,25 @@ struct IndexPuts {
                 last = groups.count - 1
             }
         }
-        sorted = false
         let start = groups[last].bytes.count
         groups[last].bytes.append(contentsOf: prefix)
         groups[last].bytes.append(contentsOf: suffix)
         groups[last].spans.append((Int32(start), Int32(prefix.count + suffix.count)))
     }
 
-    private var sorted = false
-
-    /// Sorts every group's keys (once; `flush` sorts them if this was not called).
-    mutating func sort() {
-        guard !sorted else { return }
-        sorted = true
-        for g in groups.indices {
-            var spans = groups[g].spans
-            groups[g].bytes.withUnsafeBytes { all in
+    func flush(_ session: SaveSession, deleting: Bool = false) throws(KeelError) {
+        for g in groups {
+            var spans = g.spans
+            let bytes = g.bytes
+            let failure: KeelError? = bytes.withUnsafeBytes { all in
                 let base = all.baseAddress!
                 spans.sort { a, b in
                     KeyOrder.compare(
                         UnsafeRawBufferPointer(start: base + Int(a.start), count: Int(a.count)),
                         UnsafeRawBufferPointer(start: base + Int(b.start), count: Int(b.count))) < 0
                 }
-            }
-            groups[g].spans = spans
-        }
-    }
-
-    /// Starts a helper reading the leaves of the largest group's tree ahead of `flush` (its keys
-    /// sorted first; `Tree.warmLeaves`): nil when no group is big enough or its tree does not exist.
-    mutating func warm(_ session: SaveSession) throws(KeelError) -> (group: Int, warmer: LeafWarmer)? {
-        guard let g = groups.indices.max(by: { groups[$0].spans.count < groups[$1].spans.count }),
-            groups[g].spans.count >= LeafWarmer.minimumKeys
-        else { return nil }
-        sort()
-        guard let tree = try session.readTree(groups[g].store, groups[g].tree),
-            let warmer = tree.warmLeaves(bytes: groups[g].bytes, spans: groups[g].spans)
-        else { return nil }
-        return (g, warmer)
-    }
-
-    /// Puts (or deletes) every group's keys in key order; `warming`: the helper `warm` started,
-    /// told how far the writes of its group have come.
-    mutating func flush(_ session: SaveSession, deleting: Bool = false,
-                        warming: (group: Int, warmer: LeafWarmer)? = nil) throws(KeelError) {
-        sort()
-        for (index, g) in groups.enumerated() {
-            let warmer = warming?.group == index ? warming?.warmer : nil
-            let failure: KeelError? = g.bytes.withUnsafeBytes { all in
-                let base = all.baseAddress!
                 do throws(KeelError) {
-                    for (i, span) in g.spans.enumerated() {
-                        warmer?.advance(to: i)
+                    for span in spans {
                         let key = UnsafeRawBufferPointer(start: base + Int(span.start), count: Int(span.count))
                         if deleting { try session.delete(g.store, g.tree, key: key) } else { try session.put(g.store, g.tree, key: key) }
                     }
@@ -91,7 +58,6 @@ struct IndexPuts {
                 }
                 return nil
             }
-            warmer?.finish()
             if let failure { throw failure }
         }
     }
@@ -124,10 +90,6 @@ extension SaveSession {
         // Unique entries: every removal first, so an object may take a key another one gives up
         // in the same save.
         var uniquePuts: [(Int, String, [UInt8], [UInt8])] = []
-        // Row deletes wait until the index deletes are known: a helper thread then reads the index
-        // leaves those will meet (mostly cold: index keys are random against the rows) while the
-        // row deletes run (`IndexPuts.warm`, `Tree.warmLeaves`).
-        var rowDeletes = IndexPuts()
         for slot in order {
             let id = entries[slot].id
             let store = layout.storeOf[id.entity.index]
@@ -144,7 +106,7 @@ extension SaveSession {
                 summary.inserted.append(id)
             case (.some, nil):
                 rowChanged = true
-                rowDeletes.add(store, layout.objects[id.entity.index], objectKey, [])
+                try delete(store, layout.objects[id.entity.index], key: objectKey)
                 summary.deleted.append(id)
             case (let o?, var c?):
                 rowChanged = o.values != c.values
@@ -191,10 +153,7 @@ extension SaveSession {
                 }
             }
         }
-        let warming = try indexDeletes.warm(self)
-        defer { warming?.warmer.finish() }
-        try rowDeletes.flush(self, deleting: true)
-        try indexDeletes.flush(self, deleting: true, warming: warming)
+        try indexDeletes.flush(self, deleting: true)
         try indexPuts.flush(self)
         for (store, tree, key, value) in uniquePuts { try put(store, tree, key: key, value: value) }
         return summary
