@@ -6,7 +6,7 @@
 // planner and the materializer, and copying a struct of a dozen references (and the request's
 // strings and arrays) into each was a measurable part of a small query's cost.
 
-final class PreparedFetch {
+final class PreparedFetch: Sendable {
     /// One name of `include`.
     enum Inclusion: Sendable {
         case relationship(name: String, field: Int, Relationship)
@@ -78,12 +78,13 @@ final class PreparedFetch {
     /// The request prepared from its shape's entry (PreparedFetchCache.swift): only the
     /// predicate's arguments and variables are bound.
     init(_ shape: PreparedShape, _ request: FetchRequest) throws(KeelError) {
-        entity = shape.entity
-        result = shape.result
-        limit = shape.limit
-        offset = shape.offset
-        includeSubentities = shape.includeSubentities
-        usesIndexes = shape.usesIndexes
+        let first = shape.first
+        entity = first.entity
+        result = first.result
+        limit = first.limit
+        offset = first.offset
+        includeSubentities = first.includeSubentities
+        usesIndexes = first.usesIndexes
         if let template = shape.predicate {
             let binder = PredicateBinder(model: shape.model, args: request.args, vars: request.vars)
             let text = request.predicate ?? ""  // the closure captures the text, not a copy of the request
@@ -92,9 +93,9 @@ final class PreparedFetch {
             if !request.args.isEmpty { throw Self.argumentsWithoutPredicate }
             predicate = nil
         }
-        ordering = shape.ordering
-        fields = shape.fields
-        inclusions = shape.inclusions
+        ordering = first.ordering
+        fields = first.fields
+        inclusions = first.inclusions
     }
 
     static var argumentsWithoutPredicate: KeelError {

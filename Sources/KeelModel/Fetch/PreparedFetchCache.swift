@@ -25,33 +25,20 @@
 
 import Synchronization
 
-/// The parts of a prepared request that depend on its shape alone.
+/// A prepared request of one shape: the first one prepared (its predicate bound with that
+/// request's arguments, the rest shared by every request of the shape) and its predicate's template.
 final class PreparedShape: Sendable {
     let model: Model
-    let entity: Entity
-    let result: FetchRequest.ResultType
-    let limit: Int?
-    let offset: Int
-    let includeSubentities: Bool
-    let usesIndexes: Bool
+    let first: PreparedFetch
     /// Nil: no predicate.
     let predicate: PredicateTemplate?
-    let ordering: ObjectOrdering?
-    let fields: [Int]?
-    let inclusions: [PreparedFetch.Inclusion]
 
-    init(_ prepared: PreparedFetch, model: Model, predicate: PredicateTemplate?) {
+    init(_ first: PreparedFetch, model: Model) {
         self.model = model
-        entity = prepared.entity
-        result = prepared.result
-        limit = prepared.limit
-        offset = prepared.offset
-        includeSubentities = prepared.includeSubentities
-        usesIndexes = prepared.usesIndexes
-        self.predicate = predicate
-        ordering = prepared.ordering
-        fields = prepared.fields
-        inclusions = prepared.inclusions
+        self.first = first
+        predicate = first.predicate.map { bound in
+            PredicateTemplate(bound.source, bound: bound, binder: PredicateBinder(model: model))
+        }
     }
 }
 
@@ -185,7 +172,9 @@ struct PredicateTemplate: Sendable {
 enum PreparedFetchCache {
     static let capacity = 512
 
-    /// A request less its arguments and variables, on one model.
+    /// A request less its arguments and variables, on one model. Its fields, not the request
+    /// with `args` and `vars` emptied: copying and comparing whole requests cost ~600
+    /// instructions a look-up more.
     struct Key: Hashable {
         let model: ObjectIdentifier
         let entity: String
@@ -198,17 +187,6 @@ enum PreparedFetchCache {
         let offset: Int
         let includeSubentities: Bool
         let usesIndexes: Bool
-
-        /// Hashes the model, the predicate text and the scalars: the entity name and the lists are
-        /// compared only (requests of one predicate text on several entities are rare; hashing
-        /// every string of the shape was most of a look-up's cost).
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(model)
-            hasher.combine(predicate)
-            hasher.combine(limit)
-            hasher.combine(offset)
-            hasher.combine(sort.count)
-        }
 
         init(_ request: FetchRequest, model: Model) {
             self.model = model.identity
@@ -223,6 +201,17 @@ enum PreparedFetchCache {
             includeSubentities = request.includeSubentities
             usesIndexes = request.usesIndexes
         }
+
+        /// Hashes the model, the predicate text and the scalars: the entity name and the lists are
+        /// compared only (requests of one predicate text on several entities are rare; hashing
+        /// every string of the shape was most of a look-up's cost).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(model)
+            hasher.combine(predicate)
+            hasher.combine(limit)
+            hasher.combine(offset)
+            hasher.combine(sort.count)
+        }
     }
 
     private static let entries = Mutex<[Key: PreparedShape]>([:])
@@ -233,10 +222,7 @@ enum PreparedFetchCache {
         let key = Key(request, model: model)
         if let shape = entries.withLock({ $0[key] }) { return try PreparedFetch(shape, request) }
         let prepared = try PreparedFetch(request, model: model)
-        let template = prepared.predicate.map { bound in
-            PredicateTemplate(bound.source, bound: bound, binder: PredicateBinder(model: model))
-        }
-        let shape = PreparedShape(prepared, model: model, predicate: template)
+        let shape = PreparedShape(prepared, model: model)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = shape

@@ -16,19 +16,13 @@ import Testing
 struct FetchDifferentialTests {
     @Test("random predicates and sorts: index plans and scans agree", .timeLimit(.minutes(10)))
     func differential() throws {
-        var (rng, seed) = SeededGenerator.fromEnvironment("FetchDifferentialTests")
-        let fixture = try FetchFixture(employees: 500, students: 120, seed: seed)
-        let generator = RandomFetch(fixture: fixture)
-        var context = fixture.context()
+        let (startRNG, seed, fixture, generator, startContext) = try Self.start("FetchDifferentialTests", employees: 500, students: 120)
+        var rng = startRNG
+        var context = startContext
         var usedIndex = 0
         let runs = 2_500
         for i in 0..<runs {
-            if i % 250 == 125 {
-                context = fixture.context()
-                try generator.pendingChanges(in: context, &rng)
-            } else if i % 250 == 0 {
-                context = fixture.context()
-            }
+            try generator.renew(&context, run: i, every: 250, &rng)
             let request = generator.request(&rng)
             var scan = request
             scan.usesIndexes = false
@@ -62,6 +56,15 @@ struct FetchDifferentialTests {
         #expect(usedIndex > runs / 4, "seed \(seed): only \(usedIndex) of \(runs) runs used an index")
     }
 
+    /// The seeded generator (KEEL_SEED replays), the fixture, its request generator and a context.
+    private static func start(_ name: String, employees: Int, students: Int) throws
+        -> (SeededGenerator, UInt64, FetchFixture, RandomFetch, ObjectContext)
+    {
+        let (rng, seed) = SeededGenerator.fromEnvironment(name)
+        let fixture = try FetchFixture(employees: employees, students: students, seed: seed)
+        return (rng, seed, fixture, RandomFetch(fixture: fixture), fixture.context())
+    }
+
     /// What a request gives, or the error it throws, as text.
     private static func outcome(_ body: () throws -> String) -> String {
         do { return try body() } catch { return "error: \(error)" }
@@ -69,19 +72,13 @@ struct FetchDifferentialTests {
 
     @Test("random %@ predicates: requests prepared from their shape's entry agree with requests bound from scratch", .timeLimit(.minutes(10)))
     func preparedByShape() throws {
-        var (rng, seed) = SeededGenerator.fromEnvironment("FetchDifferentialTests.preparedByShape")
-        let fixture = try FetchFixture(employees: 400, students: 100, seed: seed)
-        let generator = RandomFetch(fixture: fixture)
-        var context = fixture.context()
+        let (startRNG, seed, fixture, generator, startContext) = try Self.start("FetchDifferentialTests.preparedByShape", employees: 400, students: 100)
+        var rng = startRNG
+        var context = startContext
         var answered = 0
         var errors = 0
         for i in 0..<1_200 {
-            if i % 200 == 100 {
-                context = fixture.context()
-                try generator.pendingChanges(in: context, &rng)
-            } else if i % 200 == 0 {
-                context = fixture.context()
-            }
+            try generator.renew(&context, run: i, every: 200, &rng)
             var request = generator.request(&rng)
             let shape = generator.parameterized(request.entity, &rng)
             request.predicate = shape.text
@@ -273,6 +270,17 @@ struct RandomFetch {
         default:
             let (text, args) = pick(options, &rng)
             return (text, args)
+        }
+    }
+
+    /// A fresh context at the start of every `period` runs, and halfway through one with pending
+    /// changes (`pendingChanges`).
+    func renew(_ context: inout ObjectContext, run i: Int, every period: Int, _ rng: inout SeededGenerator) throws {
+        if i % period == period / 2 {
+            context = fixture.context()
+            try pendingChanges(in: context, &rng)
+        } else if i % period == 0 {
+            context = fixture.context()
         }
     }
 
