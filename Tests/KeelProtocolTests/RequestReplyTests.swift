@@ -34,6 +34,24 @@ struct RequestReplyTests {
         }
     }
 
+    @Test("a SAVE reply written straight into the output is the text of its JSON reply")
+    func saveReplyWrittenStraight() {
+        let ids = (1...3).map { ObjectID(entity: EntityID(0), number: UInt64($0)) }
+        let results = [
+            SaveResult(saveID: nil),
+            SaveResult(saveID: SaveID(rawValue: 1), inserted: [ids[0]]),
+            SaveResult(saveID: SaveID(rawValue: 9_876_543_210), inserted: ids, updated: [ids[1]], deleted: Array(ids[1...])),
+        ]
+        for result in results {
+            var direct: [UInt8] = Array("t OK ".utf8)
+            ContextTerms.writeSaveReply(result, to: &direct)
+            direct.append(UInt8(ascii: "\n"))
+            var viaJSON: [UInt8] = []
+            Reply.ok(tag: "t", ContextTerms.saveReply(result)).write(to: &viaJSON)
+            #expect(String(decoding: direct, as: UTF8.self) == String(decoding: viaJSON, as: UTF8.self))
+        }
+    }
+
     @Test("replies are written as the spec shows and read back the same")
     func replies() throws {
         let cases: [(Reply, String)] = [

@@ -7,7 +7,13 @@ extension ObjectContext {
     /// for a to-many). Returns the object's permanent ID.
     @discardableResult
     public func insert(entity name: String, values: JSON = [:]) throws(KeelError) -> ObjectID {
+        try insert(entity: name, values: values, fast: true)
+    }
+
+    /// `insert(entity:values:)`; `fast: false` skips the fast path (tests compare the two).
+    func insert(entity name: String, values: JSON, fast: Bool) throws(KeelError) -> ObjectID {
         let entity = try insertable(name)
+        if fast, case .object(let members) = values, let id = try fastInsert(entity, wire: members) { return id }
         let reads = Self.namesRelationship(entity, values.objectValue?.keys)
         if reads { try prepare() }
         let inputs = try inputs(values, for: entity, state: overlay)

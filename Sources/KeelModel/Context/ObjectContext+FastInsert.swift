@@ -5,6 +5,10 @@
 // journal as the general path (ObjectContext+Commands.swift), which runs instead — and reports
 // the error — whenever anything is out of the ordinary (an unknown name, a value that does not
 // fit or needs converting, a missing target, a transient, a to-many, any other relationship).
+// The daemon's wire values (JSON) take the same path once each is decoded as the general path
+// decodes it (`fastInsert(_:wire:)`; Performance.md, round `savecpu`).
+
+import Collections
 
 /// Per entity: how the fast insert treats each property name. A class: every insert reads it,
 /// and a struct of arrays would be retained field by field on each read.
@@ -89,14 +93,61 @@ final class InsertPlan {
 }
 
 extension ObjectContext {
+    /// The entity's plan, made once per context.
+    private func insertPlan(_ entity: Entity) -> InsertPlan {
+        let e = entity.id.index
+        if insertPlans.count <= e { insertPlans.append(contentsOf: repeatElement(nil, count: e + 1 - insertPlans.count)) }
+        if let plan = insertPlans[e] { return plan }
+        let plan = InsertPlan(entity, model: model)
+        insertPlans[e] = plan
+        return plan
+    }
+
+    /// The fast INSERT of wire values (the daemon's `INSERT`), or nil (having changed nothing and
+    /// taken no ID) when the general path must run: each value is decoded exactly as the general
+    /// path decodes it (`ValueCodec.decode` for an attribute — its result is what that path
+    /// stores —, `Entity/N` or null for a to-one) and then taken as the typed fast path takes a
+    /// value; anything that does not decode, or that the plan does not take, goes to the general
+    /// path, which reports it.
+    func fastInsert(_ entity: Entity, wire members: OrderedDictionary<String, JSON>) throws(KeelError) -> ObjectID? {
+        let plan = insertPlan(entity)
+        guard !plan.hasTransientDefault else { return nil }
+        var values: [(key: String, value: Value)] = []
+        values.reserveCapacity(members.count)
+        for (name, json) in members {
+            guard let (_, kind) = plan.entry(name) else { return nil }
+            switch kind {
+            case .attribute(let type):
+                guard let value = try? ValueCodec.decode(json, as: type, owner: name) else { return nil }
+                values.append((name, value))
+            case .toOne:
+                switch json {
+                case .null: values.append((name, .null))
+                case .string(let text):
+                    guard let id = model.objectID(text) else { return nil }
+                    values.append((name, .object(id)))
+                default: return nil
+                }
+            }
+        }
+        return try fastInsert(entity, plan: plan, values, decoded: true)
+    }
+
     /// The fast INSERT, or nil (having changed nothing and taken no ID) when the general path
     /// must run. Only a to-one target makes it read (and take the context's snapshot, if it has
     /// none): an insert of attributes alone reads nothing.
     func fastInsert(_ entity: Entity, _ values: [String: Value]) throws(KeelError) -> ObjectID? {
-        let e = entity.id.index
-        if insertPlans.count <= e { insertPlans.append(contentsOf: repeatElement(nil, count: e + 1 - insertPlans.count)) }
-        if insertPlans[e] == nil { insertPlans[e] = InsertPlan(entity, model: model) }
-        guard let plan = insertPlans[e], !plan.hasTransientDefault else { return nil }
+        let plan = insertPlan(entity)
+        guard !plan.hasTransientDefault else { return nil }
+        return try fastInsert(entity, plan: plan, values, decoded: false)
+    }
+
+    /// The fast path's body. `decoded`: the attributes' values are already what the general path
+    /// stores for their type (decoded from the wire), so they are taken as they are; otherwise
+    /// each must fit its type without conversion (`InsertPlan.fitting`).
+    private func fastInsert(
+        _ entity: Entity, plan: InsertPlan, _ values: some Sequence<(key: String, value: Value)>, decoded: Bool
+    ) throws(KeelError) -> ObjectID? {
         var row = [Value](repeating: .null, count: plan.fieldCount)
         // Which fields were given (null included), when some attribute has a default.
         var given = plan.defaults.isEmpty ? [] : [Bool](repeating: false, count: plan.fieldCount)
@@ -105,8 +156,12 @@ extension ObjectContext {
             guard let (field, kind) = plan.entry(name) else { return nil }
             switch kind {
             case .attribute(let type):
-                guard let v = InsertPlan.fitting(value, type) else { return nil }
-                row[field] = v
+                if decoded {
+                    row[field] = value
+                } else {
+                    guard let v = InsertPlan.fitting(value, type) else { return nil }
+                    row[field] = v
+                }
             case .toOne(let destination, let inverseField):
                 switch value {
                 case .null: break

@@ -193,9 +193,19 @@ extension ObjectStore {
     /// Saves of different stores become durable in any order (each store syncs its own log), so
     /// a durable save waits here for the saves committed before it.
     func settleNotice(_ saveID: SaveID, durable: Bool) {
+        settleNotices(CollectionOfOne(saveID), durable: durable)
+    }
+
+    /// `settleNotice` of each of `saveIDs` (a save group's, in commit order), under one take of
+    /// the notice lock: the observers hear the same saves in the same order as from one call per
+    /// save.
+    func settleNotices(_ saveIDs: some Collection<SaveID>, durable: Bool) {
+        guard !saveIDs.isEmpty else { return }
         notices.withLock { queue in
-            if let i = queue.firstIndex(where: { $0.record.saveID == saveID }) {
-                if durable { queue[i].durable = true } else { queue.remove(at: i) }
+            for saveID in saveIDs {
+                if let i = queue.firstIndex(where: { $0.record.saveID == saveID }) {
+                    if durable { queue[i].durable = true } else { queue.remove(at: i) }
+                }
             }
             var delivered = 0
             while delivered < queue.count, queue[delivered].durable { delivered += 1 }

@@ -52,16 +52,24 @@ extension ObjectStore {
             return result
         }
         // The stores the save reads or writes: those of its objects (a relationship never joins
-        // two configurations, so their targets are in the same stores).
+        // two configurations, so their targets are in the same stores). Gathered into a set only
+        // when there are several (a single-store save, the usual one, needs none).
+        var first: Int?
         var touched: Set<Int> = []
-        for c in changes.changes {
-            try checkEntity(c.object.entity)
-            touched.insert(storeIndex(of: c.object.entity))
+        func note(_ entity: EntityID) throws(KeelError) {
+            try checkEntity(entity)
+            let store = storeIndex(of: entity)
+            guard let home = first else {
+                first = store
+                return
+            }
+            if store != home {
+                if touched.isEmpty { touched.insert(home) }
+                touched.insert(store)
+            }
         }
-        for id in changes.originals.keys {
-            try checkEntity(id.entity)
-            touched.insert(storeIndex(of: id.entity))
-        }
+        for c in changes.changes { try note(c.object.entity) }
+        for id in changes.originals.keys { try note(id.entity) }
         let apply = { (session: SaveSession, marks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID] in
             var replay = SaveReplay(session: session, policy: mergePolicy, reservedMarks: marks)
             try replay.run(changes)
@@ -69,7 +77,7 @@ extension ObjectStore {
         }
         // A save of one store shares a transaction with the others queued for it (save groups,
         // ObjectStore+SaveGroup.swift); a multi-store save runs alone.
-        if touched.count == 1, let home = touched.first {
+        if touched.isEmpty, let home = first {
             return try performGroupedSave(home: home, onCommit: committed, wakeUp: wakeUp, onDurable: durable, apply)
         }
         let result = try performSave(stores: touched, onCommit: committed, apply)

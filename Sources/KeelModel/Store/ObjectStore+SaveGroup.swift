@@ -237,10 +237,10 @@ extension ObjectStore {
                 failure = KeelError(error)
             }
         }
+        // One take of the notice lock for the group (observers hear its saves in commit order).
+        settleNotices(done.lazy.map { $0.committed!.record.saveID }, durable: failure == nil)
         for save in done {
-            let (result, record) = save.committed!
-            settleNotice(record.saveID, durable: failure == nil)
-            save.outcome = failure.map { .failure($0) } ?? .success(result)
+            save.outcome = failure.map { .failure($0) } ?? .success(save.committed!.result)
         }
         // Each saver's `onDurable` before it is settled: its reply is out before its thread runs,
         // and the thread is left asleep when nothing but its next request needs it.

@@ -64,8 +64,9 @@ public enum CommandGroup: String, Sendable, CaseIterable {
     case admin = "Administration"
 }
 
-/// One command of the protocol.
-public struct CommandSpec: Sendable {
+/// One command of the protocol. A class: every request the event loop hands a session carries its
+/// spec, and a struct of strings and an array was retained field by field at each copy.
+public final class CommandSpec: Sendable {
     /// Upper-case name as on the wire (`BATCH.INSERT`).
     public let name: String
     public let group: CommandGroup

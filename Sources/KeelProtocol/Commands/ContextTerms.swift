@@ -55,6 +55,20 @@ public enum ContextTerms {
         ]
     }
 
+    /// `saveReply(result)`'s compact text, written straight into `out`: keeld's SAVE reply, with
+    /// no `JSON` object built per save.
+    public static func writeSaveReply(_ result: SaveResult, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"inserted":"#.utf8)
+        out.appendInteger(Int64(result.inserted.count))
+        out.append(contentsOf: #","updated":"#.utf8)
+        out.appendInteger(Int64(result.updated.count))
+        out.append(contentsOf: #","deleted":"#.utf8)
+        out.appendInteger(Int64(result.deleted.count))
+        out.append(contentsOf: #","txn":"#.utf8)
+        if let id = result.saveID { out.appendInteger(Int64(id.rawValue)) } else { out.append(contentsOf: "null".utf8) }
+        out.append(UInt8(ascii: "}"))
+    }
+
     /// A save's transaction number on the wire (`null` when it saved nothing).
     public static func txn(_ result: SaveResult) -> JSON {
         result.saveID.map { .int(Int64($0.rawValue)) } ?? .null

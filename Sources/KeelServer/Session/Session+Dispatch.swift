@@ -15,7 +15,7 @@ extension Session {
         "SAVE": { s, r throws(KeelError) in try s.save(r) },
         "ROLLBACK": { s, r throws(KeelError) in .json(try s.rollback(r)) },
         "REFRESH": { s, r throws(KeelError) in .json(try s.refresh(r)) },
-        "INSERT": { s, r throws(KeelError) in .json(try s.insert(r)) },
+        "INSERT": { s, r throws(KeelError) in .insertedID(try s.insert(r)) },
         "UPDATE": { s, r throws(KeelError) in .json(try s.update(r)) },
         "DELETE": { s, r throws(KeelError) in .json(try s.delete(r)) },
         "RELATE": { s, r throws(KeelError) in .json(try s.relate(r)) },
@@ -42,6 +42,9 @@ extension Session {
 enum Answer {
     case json(JSON?)
     case object(ManagedObject)
+    /// INSERT's `{"$id":"Entity/N"}`, written straight into the reply's bytes (no `JSON` object
+    /// built per insert).
+    case insertedID(ObjectID)
     /// Its final line is already in the output (a SAVE answered by its save group's leader the
     /// moment it was durable: Session.save).
     case answered

@@ -5,11 +5,11 @@ import KeelModel
 import KeelProtocol
 
 extension Session {
-    func insert(_ request: Request) throws(KeelError) -> JSON? {
+    /// The new object's ID: its reply is `{"$id":"Entity/N"}` (Answer.insertedID).
+    func insert(_ request: Request) throws(KeelError) -> ObjectID {
         let context = try context(for: request)
         let entity = request.arguments["entity"]?.stringValue ?? ""
-        let id = try context.insert(entity: entity, values: request.arguments["values"] ?? [:])
-        return ["$id": .string(id.text(in: server.model))]
+        return try context.insert(entity: entity, values: request.arguments["values"] ?? [:])
     }
 
     func update(_ request: Request) throws(KeelError) -> JSON? {

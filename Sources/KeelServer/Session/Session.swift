@@ -94,6 +94,12 @@ final class Session {
                 switch try execute(request, spec) {
                 case .json(let payload): append(.ok(tag: request.tag, payload))
                 case .object(let object): appendLine(tag: request.tag, kind: " OK ", final: true) { object.write(to: &$0, in: server.model) }
+                case .insertedID(let id):
+                    appendLine(tag: request.tag, kind: " OK ", final: true) { out in
+                        out.append(contentsOf: #"{"$id":"#.utf8)
+                        out.append(json: .string(id.text(in: server.model)))
+                        out.append(UInt8(ascii: "}"))
+                    }
                 case .answered: break
                 }
                 if spec.name == "QUIT" { quitting = true }
@@ -131,7 +137,7 @@ final class Session {
     /// the job — the context taking in the save, events of a subscription — is done when it
     /// wakes; events and shutdown wake it as jobs). Otherwise the line waits for the job's end.
     func answerDurableSave(tag: String, _ result: SaveResult) -> Bool {
-        append(.ok(tag: tag, ContextTerms.saveReply(result)))
+        appendLine(tag: tag, kind: " OK ", final: true) { ContextTerms.writeSaveReply(result, to: &$0) }
         guard runningLastOfJob, !link.worker.hasQueuedJobs else { return false }
         flush()
         return true

@@ -3,6 +3,7 @@
 // the store — and every value it does not take goes to the general path, which reports the same
 // error as before and changes nothing.
 
+import Collections
 import Testing
 
 @testable import KeelModel
@@ -120,6 +121,74 @@ struct ContextFastInsertTests {
         let c = try fast.overlay.object(fastIDs[2])!
         #expect(c.values[member.field(named: "level")!] == .int(3))
         #expect(c.values[member.field(named: "note")!] == .null)
+    }
+
+    @Test("wire (JSON) inserts through the fast path leave the state the general path leaves: decoded values, conversions, defaults, inverse members, change set")
+    func wireSameState() throws {
+        let (fast, general, teams, model) = try Self.pair()
+        let team = { (i: Int) -> JSON in .string(teams[i].text(in: model)) }
+        let members: [OrderedDictionary<String, JSON>] = [
+            ["name": "a", "level": 7, "pay": "12.5", "team": team(0)],
+            // An int into a double and into a decimal: converted by the decoding, as the general path converts.
+            ["name": "b", "team": team(1), "rate": 2, "pay": 5],
+            ["name": "c", "note": .null, "team": .null],
+            ["name": "d", "level": .null, "team": team(0), "rate": "Infinity"],
+        ]
+        var fastIDs: [ObjectID] = []
+        var generalIDs: [ObjectID] = []
+        for values in members {
+            fastIDs.append(try fast.insert(entity: "Member", values: .object(values)))
+            generalIDs.append(try general.insert(entity: "Member", values: .object(values), fast: false))
+        }
+        // The fast path ran (it makes the entity's plan), the forced general path did not.
+        let memberIndex = model.entity(named: "Member")!.id.index
+        #expect(fast.insertPlans.count > memberIndex && fast.insertPlans[memberIndex] != nil)
+        #expect(general.insertPlans.allSatisfy { $0 == nil })
+        #expect(fastIDs == generalIDs)
+        #expect(fast.changes() == general.changes())
+        for id in fastIDs { #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model)) }
+        for team in teams {
+            #expect(try fast.get(team, include: ["members"]).json(in: model) == general.get(team, include: ["members"]).json(in: model))
+        }
+        let a = try fast.overlay.changeSet()
+        let b = try general.overlay.changeSet()
+        #expect(a.changes == b.changes)
+        #expect(a.originals.keys.sorted() == b.originals.keys.sorted())
+        let member = model.entity(named: "Member")!
+        let row = try fast.overlay.object(fastIDs[1])!
+        #expect(row.values[member.field(named: "rate")!] == .double(2))
+        #expect(row.values[member.field(named: "level")!] == .int(3))
+        try fast.save()
+        try general.save()
+        for id in fastIDs { #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model)) }
+    }
+
+    @Test("wire values the fast path does not take get the general path's errors and change nothing",
+          arguments: [
+            (#"{"name":"x","level":70000}"#, KeelError.Code.type),
+            (#"{"name":"x","nickname":"y"}"#, .noSuchProperty),
+            (#"{"name":3}"#, .type),
+            (#"{"name":"x","rate":"fast"}"#, .type),
+            (#"{"name":"x","team":"Member/1"}"#, .type),
+            (#"{"name":"x","team":"Team/99"}"#, .notFound),
+            (#"{"name":"x","team":"Team-1"}"#, .type),
+            (#"{"name":"x","team":["Team/1"]}"#, .type),
+            (#"{"name":"x","members":"Member/1"}"#, .noSuchProperty),
+          ])
+    func wireRefused(text: String, code: KeelError.Code) throws {
+        let (fast, general, _, _) = try Self.pair()
+        let values = try JSON.parse(Array(text.utf8))
+        for context in [fast, general] {
+            _ = try context.insert(entity: "Member", values: ["name": "first"])
+            let before = context.changes()
+            do {
+                _ = try context.insert(entity: "Member", values: values, fast: context === fast)
+                Issue.record("\(text) was accepted")
+            } catch {
+                #expect(error.code == code, "\(error)")
+            }
+            #expect(context.changes() == before)
+        }
     }
 
     @Test("values the fast path does not take get the general path's errors and change nothing",
