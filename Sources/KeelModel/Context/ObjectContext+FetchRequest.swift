@@ -19,7 +19,7 @@ extension ObjectContext {
         // It is moved into the fetch's graph, which the planner, the executor and the
         // materializer share (one reference each, not a copy each of the overlay's dozen).
         let graph = FetchGraph(try readState())
-        let prepared = try PreparedFetch(request, model: model)
+        let prepared = try prepare(request)
         if prepared.result == .count { return try count(prepared, graph) }
         // First, in one engine read (Self.pinning): the plan and, when the fetch is small, the
         // whole result, materialized before `row` sees any of it — `row` never runs inside the read.
@@ -99,6 +99,12 @@ extension ObjectContext {
         return delivered
     }
 
+    /// The request checked against the model and bound: from the entry of its shape when one
+    /// was prepared before (PreparedFetchCache.swift), binding only its arguments and variables.
+    func prepare(_ request: FetchRequest) throws(KeelError) -> PreparedFetch {
+        preparesByShape ? try PreparedFetchCache.prepare(request, model: model) : try PreparedFetch(request, model: model)
+    }
+
     /// Rows a fetch materializes inside its first engine read (a multiple of the materializer's chunk).
     static let pinnedRows = 8 * FetchMaterializer.chunkSize
 
@@ -142,7 +148,7 @@ extension ObjectContext {
     /// that serves the whole predicate is counted by its keys; no row is read.
     public func count(_ request: FetchRequest) throws(KeelError) -> Int {
         let graph = FetchGraph(try readState())
-        return try count(try PreparedFetch(request, model: model), graph)
+        return try count(try prepare(request), graph)
     }
 
     /// `EXPLAIN`: how the fetch would run, in words (Docs/Predicates.md, "Indexes and EXPLAIN").
@@ -153,6 +159,6 @@ extension ObjectContext {
     /// The plan the fetch would run, with its estimate.
     public func plan(_ request: FetchRequest) throws(KeelError) -> FetchPlan {
         let state = try readState()
-        return try PreparedFetch(request, model: model).plan(in: state, explaining: true)
+        return try prepare(request).plan(in: state, explaining: true)
     }
 }

@@ -41,6 +41,9 @@ public final class ObjectContext {
     /// released snapshot is not closed: the fetch still reads it, chunk by chunk, and it closes
     /// when the fetch lets go of it.
     var fetchesRunning = 0
+    /// False: every request is bound from scratch, never from its shape's prepared entry (tests
+    /// compare the two).
+    var preparesByShape = true
 
     /// A context that reads from and saves to the store.
     public init(store: any ContextStore, mergePolicy: MergePolicy = .error) {

@@ -6,9 +6,9 @@
 // planner and the materializer, and copying a struct of a dozen references (and the request's
 // strings and arrays) into each was a measurable part of a small query's cost.
 
-final class PreparedFetch {
+final class PreparedFetch: Sendable {
     /// One name of `include`.
-    enum Inclusion {
+    enum Inclusion: Sendable {
         case relationship(name: String, field: Int, Relationship)
         case fetched(FetchedProperty)
     }
@@ -40,9 +40,7 @@ final class PreparedFetch {
             let binder = PredicateBinder(model: model, args: request.args, vars: request.vars, fetchSource: fetchSource)
             predicate = try binder.bind(text, to: entity.id)
         } else {
-            if !request.args.isEmpty {
-                throw KeelError(.predicate, "args were given but there is no predicate", details: ["position": 0])
-            }
+            if !request.args.isEmpty { throw Self.argumentsWithoutPredicate }
             predicate = nil
         }
         ordering = request.sort.isEmpty ? nil : try ObjectOrdering(request.sort, entity: entity.id, model: model)
@@ -75,6 +73,33 @@ final class PreparedFetch {
             }
         }
         self.inclusions = inclusions
+    }
+
+    /// The request prepared from its shape's entry (PreparedFetchCache.swift): only the
+    /// predicate's arguments and variables are bound.
+    init(_ shape: PreparedShape, _ request: FetchRequest) throws(KeelError) {
+        let first = shape.first
+        entity = first.entity
+        result = first.result
+        limit = first.limit
+        offset = first.offset
+        includeSubentities = first.includeSubentities
+        usesIndexes = first.usesIndexes
+        if let template = shape.predicate {
+            let binder = PredicateBinder(model: shape.model, args: request.args, vars: request.vars)
+            let text = request.predicate ?? ""  // the closure captures the text, not a copy of the request
+            predicate = try template.bind(with: binder) { text.unicodeScalars.count }
+        } else {
+            if !request.args.isEmpty { throw Self.argumentsWithoutPredicate }
+            predicate = nil
+        }
+        ordering = first.ordering
+        fields = first.fields
+        inclusions = first.inclusions
+    }
+
+    static var argumentsWithoutPredicate: KeelError {
+        KeelError(.predicate, "args were given but there is no predicate", details: ["position": 0])
     }
 
     /// Whether `text` is empty or only white space (Unicode's White_Space, as

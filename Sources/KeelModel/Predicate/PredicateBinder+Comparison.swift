@@ -7,6 +7,13 @@ extension PredicateBinder {
     func bindComparison(_ c: Comparison, _ scope: Scope, _ state: inout BindingState) throws(KeelError) -> BoundComparison {
         let left = try bindOperand(c.left, scope, &state)
         let right = try bindOperand(c.right, scope, &state)
+        return try finishComparison(c, left, right)
+    }
+
+    /// The comparison of two bound operands: the checks of what may be a collection or text, the
+    /// constant sides converted, patterns prepared. A prepared request's template
+    /// (PreparedFetchCache.swift) comes here with its key-path sides kept from an earlier binding.
+    func finishComparison(_ c: Comparison, _ left: Operand, _ right: Operand) throws(KeelError) -> BoundComparison {
         let leftIsCollection = left.isCollection
         let membership = c.modifier == .direct && c.op == .contains && leftIsCollection
 

@@ -19,7 +19,7 @@
 import Foundation
 
 /// What a key path yields, for typing the constants it meets.
-enum OperandType: Equatable {
+enum OperandType: Equatable, Sendable {
     case attribute(AttributeType)
     /// An object of this entity (or below): a relationship or SELF.
     case object(EntityID)
@@ -27,8 +27,8 @@ enum OperandType: Equatable {
 }
 
 /// A constant before it is typed.
-struct RawConstant {
-    enum Kind {
+struct RawConstant: Sendable {
+    enum Kind: Sendable {
         case json(JSON)
         /// A number literal with a fraction or exponent, as written (exact for decimals).
         case real(String)

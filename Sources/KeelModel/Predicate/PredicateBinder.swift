@@ -53,15 +53,20 @@ public struct PredicateBinder {
 
     /// `textLength` is asked only for that error (counting a text's scalars is a cost of every
     /// binding otherwise).
-    private func bind(_ predicate: KeelPredicate, to entity: EntityID, textLength: () -> Int) throws(KeelError) -> BoundPredicate {
+    func bind(_ predicate: KeelPredicate, to entity: EntityID, textLength: () -> Int) throws(KeelError) -> BoundPredicate {
         var state = BindingState()
         let root = try bindNode(predicate, Scope(entity: entity), &state)
+        try checkArgumentsUsed(state, textLength: textLength)
+        return BoundPredicate(entity: entity, root: root, source: predicate, slotCount: state.slots)
+    }
+
+    /// Refuses arguments the predicate has no `%@` for.
+    func checkArgumentsUsed(_ state: BindingState, textLength: () -> Int) throws(KeelError) {
         if state.argumentsUsed < args.count {
             throw PredicateError.at(
                 textLength(), expected: "\(state.argumentsUsed) argument\(state.argumentsUsed == 1 ? "" : "s") for the %@ in the predicate",
                 found: "\(args.count) in args")
         }
-        return BoundPredicate(entity: entity, root: root, source: predicate, slotCount: state.slots)
     }
 
     // MARK: - Predicates
@@ -96,7 +101,7 @@ public struct PredicateBinder {
     // MARK: - Key paths
 
     /// What a side of a comparison is before the constants are typed.
-    enum Operand {
+    enum Operand: Sendable {
         /// A key path (or a resolved `$FETCH_SOURCE`): its bound form, type, whether it is a
         /// collection, and the key path as parsed (written out only for a message: its text is a
         /// cost of every binding).

@@ -56,6 +56,10 @@ public struct Model: Sendable {
 
     private var byName: [String: EntityID] { box.byName }
 
+    /// One per loaded model (its fields' box): what a cache of work done against a model keys
+    /// by (PreparedFetchCache.swift). Copies share it; a model loaded or migrated again has another.
+    var identity: ObjectIdentifier { ObjectIdentifier(box) }
+
     public init(
         name: String, version: Int, entities: [Entity], configurations: OrderedDictionary<String, [EntityID]>,
         hash: String, canonical: JSON, warnings: [String]

@@ -16,19 +16,13 @@ import Testing
 struct FetchDifferentialTests {
     @Test("random predicates and sorts: index plans and scans agree", .timeLimit(.minutes(10)))
     func differential() throws {
-        var (rng, seed) = SeededGenerator.fromEnvironment("FetchDifferentialTests")
-        let fixture = try FetchFixture(employees: 500, students: 120, seed: seed)
-        let generator = RandomFetch(fixture: fixture)
-        var context = fixture.context()
+        let (startRNG, seed, fixture, generator, startContext) = try Self.start("FetchDifferentialTests", employees: 500, students: 120)
+        var rng = startRNG
+        var context = startContext
         var usedIndex = 0
         let runs = 2_500
         for i in 0..<runs {
-            if i % 250 == 125 {
-                context = fixture.context()
-                try generator.pendingChanges(in: context, &rng)
-            } else if i % 250 == 0 {
-                context = fixture.context()
-            }
+            try generator.renew(&context, run: i, every: 250, &rng)
             let request = generator.request(&rng)
             var scan = request
             scan.usesIndexes = false
@@ -60,6 +54,58 @@ struct FetchDifferentialTests {
         }
         // The planner really used indexes for a good part of the runs.
         #expect(usedIndex > runs / 4, "seed \(seed): only \(usedIndex) of \(runs) runs used an index")
+    }
+
+    /// The seeded generator (KEEL_SEED replays), the fixture, its request generator and a context.
+    private static func start(_ name: String, employees: Int, students: Int) throws
+        -> (SeededGenerator, UInt64, FetchFixture, RandomFetch, ObjectContext)
+    {
+        let (rng, seed) = SeededGenerator.fromEnvironment(name)
+        let fixture = try FetchFixture(employees: employees, students: students, seed: seed)
+        return (rng, seed, fixture, RandomFetch(fixture: fixture), fixture.context())
+    }
+
+    /// What a request gives, or the error it throws, as text.
+    private static func outcome(_ body: () throws -> String) -> String {
+        do { return try body() } catch { return "error: \(error)" }
+    }
+
+    @Test("random %@ predicates: requests prepared from their shape's entry agree with requests bound from scratch", .timeLimit(.minutes(10)))
+    func preparedByShape() throws {
+        let (startRNG, seed, fixture, generator, startContext) = try Self.start("FetchDifferentialTests.preparedByShape", employees: 400, students: 100)
+        var rng = startRNG
+        var context = startContext
+        var answered = 0
+        var errors = 0
+        for i in 0..<1_200 {
+            try generator.renew(&context, run: i, every: 200, &rng)
+            var request = generator.request(&rng)
+            let shape = generator.parameterized(request.entity, &rng)
+            request.predicate = shape.text
+            // Each shape run twice (or more, when it came up before) with other arguments: from the
+            // second run on, the request is prepared from the shape's entry.
+            for round in 0..<2 {
+                request.args = shape.args.map { $0(&rng) }
+                request.vars = ["MIN": shape.args.isEmpty ? .int(30) : .int(Int64.random(in: 15...75, using: &rng))]
+                if Int.random(in: 0..<20, using: &rng) == 0 { request.vars = [:] }  // $MIN missing: refused
+                let label = "seed \(seed) run \(i).\(round): \(request.entity) [\(shape.text)] args \(request.args) vars \(request.vars) sort \(request.sort.map(\.key)) limit \(String(describing: request.limit)) offset \(request.offset)"
+                func run(_ byShape: Bool) -> [String] {
+                    context.preparesByShape = byShape
+                    let model = fixture.model
+                    return [
+                        Self.outcome { try context.ids(request).map { $0.text(in: model) }.joined(separator: " ") },
+                        Self.outcome { String(try context.count(request)) },
+                        Self.outcome { try context.explain(request) },
+                    ]
+                }
+                let fresh = run(false)
+                let prepared = run(true)
+                if fresh[0].hasPrefix("error") { errors += 1 } else { answered += 1 }
+                #expect(prepared == fresh, "\(label)")
+            }
+        }
+        // Arguments of the wrong type and missing variables came up, and most requests answered.
+        #expect(errors > 20 && answered > 1_000, "seed \(seed): \(errors) refused, \(answered) answered")
     }
 }
 
@@ -138,6 +184,104 @@ struct RandomFetch {
         if Bool.random(using: &rng) { request.limit = pick([0, 1, 3, 10, 50], &rng) }
         if Int.random(in: 0..<4, using: &rng) == 0 { request.offset = pick([1, 5, 40], &rng) }
         return request
+    }
+
+    /// A predicate with `%@` arguments (and sometimes `$MIN`) for `entity`, and how to make each
+    /// argument: values of the type compared with, and now and then one of another type (a
+    /// double for an integer, a string for a number or a date, a list, nil) — converted or refused
+    /// the same way whether the request is bound from scratch or from its shape's entry.
+    func parameterized(_ entity: String, _ rng: inout SeededGenerator, depth: Int = 0) -> (text: String, args: [(inout SeededGenerator) -> JSON]) {
+        typealias Arg = (inout SeededGenerator) -> JSON
+        let names = FetchFixture.names
+        let departments = fixture.departments.map { JSON.string($0.text(in: model)) }
+        let name: Arg = { rng in
+            switch Int.random(in: 0..<12, using: &rng) {
+            case 0: .int(3)
+            case 1: .null
+            default: .string(names[Int.random(in: 0..<names.count, using: &rng)])
+            }
+        }
+        let prefix: Arg = { rng in .string(String(names[Int.random(in: 0..<names.count, using: &rng)].prefix(Int.random(in: 0...2, using: &rng)))) }
+        let age: Arg = { rng in
+            switch Int.random(in: 0..<12, using: &rng) {
+            case 0: .double(Double(Int.random(in: 15...75, using: &rng)) + 0.5)
+            case 1: .null
+            case 2: .string("forty")
+            case 3: .array([.int(30)])
+            default: .int(Int64.random(in: 15...75, using: &rng))
+            }
+        }
+        let ages: Arg = { rng in
+            let lo = Int64.random(in: 15...70, using: &rng)
+            return Int.random(in: 0..<6, using: &rng) == 0 ? .array([.int(lo)]) : .array([.int(lo), .int(lo + Int64.random(in: 0...15, using: &rng))])
+        }
+        let nameList: Arg = { rng in .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in .string(names[Int.random(in: 0..<names.count, using: &rng)]) }) }
+        let department: Arg = { rng in
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0: .null
+            case 1: .string("Company/1")
+            default: departments[Int.random(in: 0..<departments.count, using: &rng)]
+            }
+        }
+        let salary: Arg = { rng in
+            let s = Int64.random(in: 10...80, using: &rng) * 100
+            return Bool.random(using: &rng) ? .int(s) : .string("\(s).50")
+        }
+        let text: Arg = { rng in .string(["an", "a", "E", "strasse", "ö"][Int.random(in: 0..<5, using: &rng)]) }
+        if entity == "Department" {
+            let options: [(String, [Arg])] = [
+                ("name == %@", [{ rng in .string(FetchFixture.departmentNames[Int.random(in: 0..<FetchFixture.departmentNames.count, using: &rng)]) }]),
+                ("name BEGINSWITH %@", [prefix]), ("code > %@", [age]), ("ANY employees.age > %@", [age]),
+                ("SUBQUERY(employees, $e, $e.age > %@ AND $e.name BEGINSWITH %@).@count > 0", [age, prefix]),
+                ("name ==[c] %@ OR code == %@", [text, age]),
+            ]
+            return pick(options, &rng)
+        }
+        var options: [(String, [Arg])] = [
+            ("name == %@", [name]), ("name != %@", [name]), ("name BEGINSWITH %@", [prefix]), ("name < %@", [name]),
+            ("name >= %@", [name]), ("name IN %@", [nameList]), ("name ==[c] %@", [name]), ("name CONTAINS[c] %@", [text]),
+            ("name LIKE[c] %@", [{ rng in .string(["a*", "*n", "?o*"][Int.random(in: 0..<3, using: &rng)]) }]),
+            ("name BETWEEN %@", [{ _ in .array(["B", "K"]) }]), ("age == %@", [age]), ("age > %@", [age]), ("age <= %@", [age]),
+            ("age BETWEEN %@", [ages]), ("age IN %@", [ages]), ("%@ < age", [age]), ("NOT (age < %@)", [age]),
+            ("age > $MIN", []), ("age >= $MIN AND name BEGINSWITH %@", [prefix]), ("address == %@", [name]),
+            ("address CONTAINS[cd] %@", [text]), ("age > %@ AND age < %@", [age, age]),
+        ]
+        if entity == "Employee" {
+            options += [
+                ("department == %@", [department]), ("department == %@ AND salary > %@", [department, salary]),
+                ("department IN {%@, %@}", [department, department]), ("salary > %@", [salary]), ("salary BETWEEN {%@, %@}", [salary, salary]),
+                ("department.name == %@", [{ rng in .string(FetchFixture.departmentNames[Int.random(in: 0..<FetchFixture.departmentNames.count, using: &rng)]) }]),
+                ("department.name BEGINSWITH[c] %@", [prefix]), ("department.code > %@", [age]),
+                ("isManager == %@", [{ rng in Int.random(in: 0..<8, using: &rng) == 0 ? .int(1) : .bool(Bool.random(using: &rng)) }]),
+                ("hiredAt > %@", [{ rng in Int.random(in: 0..<8, using: &rng) == 0 ? .string("June") : .string("20\(Int.random(in: 10...24, using: &rng))-06-01T00:00:00Z") }]),
+                ("department == %@ AND salary >= %@ AND salary < %@", [department, salary, salary]),
+            ]
+        }
+        switch Int.random(in: 0..<10, using: &rng) {
+        case 4..<7 where depth < 2:
+            let parts = (0..<Int.random(in: 2...3, using: &rng)).map { _ in parameterized(entity, &rng, depth: depth + 1) }
+            return (parts.map { "(" + $0.text + ")" }.joined(separator: " AND "), parts.flatMap(\.args))
+        case 7..<9 where depth < 2:
+            let parts = (0..<Int.random(in: 2...3, using: &rng)).map { _ in parameterized(entity, &rng, depth: depth + 1) }
+            return (parts.map { "(" + $0.text + ")" }.joined(separator: " OR "), parts.flatMap(\.args))
+        case 9 where depth < 2:
+            let inner = parameterized(entity, &rng, depth: depth + 1)
+            return ("NOT (" + inner.text + ")", inner.args)
+        default:
+            let (text, args) = pick(options, &rng)
+            return (text, args)
+        }
+    }
+
+    /// A fresh context at the start of every `period` runs, and halfway through one with pending
+    /// changes (`pendingChanges`).
+    func renew(_ context: inout ObjectContext, run i: Int, every period: Int, _ rng: inout SeededGenerator) throws {
+        if i % period == period / 2 {
+            context = fixture.context()
+            try pendingChanges(in: context, &rng)
+        } else if i % period == 0 {
+            context = fixture.context()
+        }
     }
 
     /// Inserts, updates and deletes left pending in `context` (and one department deleted, so its
