@@ -21,7 +21,11 @@
 // numbered in binding order), and a fetched property's request (`$FETCH_SOURCE`, read from its
 // source object) never uses the cache. A request whose first binding fails is not kept.
 //
-// Bounded like the parse cache (PredicateCache.swift): when full it is emptied and refilled.
+// Bounded like the parse cache (PredicateCache.swift): when full it is emptied and refilled. An
+// entry keeps its first request (its bound predicate with that request's arguments), so a request
+// whose arguments and variables are large (`keepsArguments`: a long `IN %@` list, long strings)
+// is prepared from scratch and not kept: 512 entries must not pin 512 requests of up to
+// `maxRequestBytes` each in a daemon's memory. It still uses an entry made by a smaller request.
 
 import Synchronization
 
@@ -222,6 +226,7 @@ enum PreparedFetchCache {
         let key = Key(request, model: model)
         if let shape = entries.withLock({ $0[key] }) { return try PreparedFetch(shape, request) }
         let prepared = try PreparedFetch(request, model: model)
+        guard keepsArguments(request) else { return prepared }
         let shape = PreparedShape(prepared, model: model)
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
@@ -230,6 +235,41 @@ enum PreparedFetchCache {
         return prepared
     }
 
+    /// The most an entry's first request may hold in arguments and variables (`weight`).
+    static let argumentBudget = 4096
+
+    /// Whether the request's arguments and variables are small enough for its entry to keep them.
+    static func keepsArguments(_ request: FetchRequest) -> Bool {
+        var budget = argumentBudget
+        for arg in request.args where !weigh(arg, &budget) { return false }
+        for (name, value) in request.vars where !weigh(.string(name), &budget) || !weigh(value, &budget) { return false }
+        return true
+    }
+
+    /// Takes `value`'s weight (a string's bytes, 8 for any other value, arrays and objects their
+    /// elements') from `budget`; false once it is spent, without walking the rest.
+    private static func weigh(_ value: JSON, _ budget: inout Int) -> Bool {
+        switch value {
+        case .string(let text): budget -= 8 + text.utf8.count
+        case .array(let items):
+            budget -= 8
+            for item in items where budget >= 0 { _ = weigh(item, &budget) }
+        case .object(let members):
+            budget -= 8
+            for (key, item) in members where budget >= 0 {
+                budget -= key.utf8.count
+                _ = weigh(item, &budget)
+            }
+        case .null, .bool, .int, .double: budget -= 8
+        }
+        return budget >= 0
+    }
+
     /// Entries held (tests).
     static var count: Int { entries.withLock { $0.count } }
+
+    /// Whether a request of this shape has an entry (tests).
+    static func holds(_ request: FetchRequest, model: Model) -> Bool {
+        entries.withLock { $0[Key(request, model: model)] != nil }
+    }
 }

@@ -152,6 +152,38 @@ struct PreparedShapeTests {
         #expect(try c.fetch(request).map(comments) == [["meh"], ["best", "great", "long"]])
     }
 
+    @Test("a request with large arguments is not kept (an entry holds its first request), but uses an entry made by a small one")
+    func largeArgumentsNotKept() throws {
+        // A model of its own: no other test's requests share these shapes.
+        let model = try Self.thing(#"{ "name": "a", "type": "int64" }, { "name": "b", "type": "string" }"#, indexed: true)
+        let big = FetchRequest(entity: "Thing", predicate: "a IN %@", args: [.array((0..<1_000).map { .int($0) })])
+        #expect(!PreparedFetchCache.keepsArguments(big))
+        let fromScratch = try PreparedFetchCache.prepare(big, model: model)
+        #expect(!PreparedFetchCache.holds(big, model: model))
+        let longText = FetchRequest(entity: "Thing", predicate: "b == %@", args: [.string(String(repeating: "x", count: 5_000))])
+        #expect(!PreparedFetchCache.keepsArguments(longText))
+        _ = try PreparedFetchCache.prepare(longText, model: model)
+        #expect(!PreparedFetchCache.holds(longText, model: model))
+        let bigVariable = FetchRequest(entity: "Thing", predicate: "a IN $S", vars: ["S": .array((0..<1_000).map { .int($0) })])
+        #expect(!PreparedFetchCache.keepsArguments(bigVariable))
+        // Small arguments are kept (another test may empty the cache between the two steps: a few tries).
+        let small = FetchRequest(entity: "Thing", predicate: "a IN %@", args: [.array([.int(1), .int(2)])])
+        #expect(PreparedFetchCache.keepsArguments(small))
+        var held = false
+        for _ in 0..<20 where !held {
+            _ = try PreparedFetchCache.prepare(small, model: model)
+            held = PreparedFetchCache.holds(small, model: model)
+        }
+        #expect(held)
+        // The large request again, now through the small one's entry: bound as from scratch.
+        let throughEntry = try PreparedFetchCache.prepare(big, model: model)
+        guard case .comparison(let c1)? = fromScratch.predicate?.root, case .comparison(let c2)? = throughEntry.predicate?.root else {
+            Issue.record("no comparison bound")
+            return
+        }
+        #expect("\(c1)" == "\(c2)")
+    }
+
     @Test("many threads, many shapes: every request bound as from scratch; the cache stays bounded")
     func concurrentAndBounded() throws {
         let model = try TestModels.projectModel()
