@@ -77,6 +77,26 @@ struct ContextFastInsertTests {
         }
     }
 
+    /// The two contexts made the same objects with the same IDs and hold the same state: their
+    /// changes, the objects as read back, the teams' members (inverses), the change sets.
+    private static func expectSameState(
+        _ fast: ObjectContext, _ fastIDs: [ObjectID], _ general: ObjectContext, _ generalIDs: [ObjectID],
+        teams: [ObjectID], model: Model, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(fastIDs == generalIDs, sourceLocation: sourceLocation)
+        #expect(fast.changes() == general.changes(), sourceLocation: sourceLocation)
+        for id in fastIDs { #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model), sourceLocation: sourceLocation) }
+        for team in teams {
+            #expect(
+                try fast.get(team, include: ["members"]).json(in: model) == general.get(team, include: ["members"]).json(in: model),
+                sourceLocation: sourceLocation)
+        }
+        let a = try fast.overlay.changeSet()
+        let b = try general.overlay.changeSet()
+        #expect(a.changes == b.changes, sourceLocation: sourceLocation)
+        #expect(a.originals.keys.sorted() == b.originals.keys.sorted(), sourceLocation: sourceLocation)
+    }
+
     @Test("typed inserts leave the state JSON inserts leave: rows, defaults, inverse members, change set")
     func sameState() throws {
         let (fast, general, teams, model) = try Self.pair()
@@ -103,16 +123,7 @@ struct ContextFastInsertTests {
             }
             generalIDs.append(try general.insert(entity: "Member", values: .object(.init(uniqueKeysWithValues: json.map { ($0, $1) }))))
         }
-        #expect(fastIDs == generalIDs)
-        #expect(fast.changes() == general.changes())
-        for id in fastIDs { #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model)) }
-        for team in teams {
-            #expect(try fast.get(team, include: ["members"]).json(in: model) == general.get(team, include: ["members"]).json(in: model))
-        }
-        let a = try fast.overlay.changeSet()
-        let b = try general.overlay.changeSet()
-        #expect(a.changes == b.changes)
-        #expect(a.originals.keys.sorted() == b.originals.keys.sorted())
+        try Self.expectSameState(fast, fastIDs, general, generalIDs, teams: teams, model: model)
         // Defaults where left out, null where given null.
         let d = try fast.overlay.object(fastIDs[3])!
         let member = model.entity(named: "Member")!
@@ -144,16 +155,7 @@ struct ContextFastInsertTests {
         let memberIndex = model.entity(named: "Member")!.id.index
         #expect(fast.insertPlans.count > memberIndex && fast.insertPlans[memberIndex] != nil)
         #expect(general.insertPlans.allSatisfy { $0 == nil })
-        #expect(fastIDs == generalIDs)
-        #expect(fast.changes() == general.changes())
-        for id in fastIDs { #expect(try fast.get(id).json(in: model) == general.get(id).json(in: model)) }
-        for team in teams {
-            #expect(try fast.get(team, include: ["members"]).json(in: model) == general.get(team, include: ["members"]).json(in: model))
-        }
-        let a = try fast.overlay.changeSet()
-        let b = try general.overlay.changeSet()
-        #expect(a.changes == b.changes)
-        #expect(a.originals.keys.sorted() == b.originals.keys.sorted())
+        try Self.expectSameState(fast, fastIDs, general, generalIDs, teams: teams, model: model)
         let member = model.entity(named: "Member")!
         let row = try fast.overlay.object(fastIDs[1])!
         #expect(row.values[member.field(named: "rate")!] == .double(2))
