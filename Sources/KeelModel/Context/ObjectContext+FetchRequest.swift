@@ -19,7 +19,7 @@ extension ObjectContext {
         // It is moved into the fetch's graph, which the planner, the executor and the
         // materializer share (one reference each, not a copy each of the overlay's dozen).
         let graph = FetchGraph(try readState())
-        let prepared = try prepare(request)
+        let prepared = try preparedFetch(request)
         if prepared.result == .count { return try count(prepared, graph) }
         // First, in one engine read (Self.pinning): the plan and, when the fetch is small, the
         // whole result, materialized before `row` sees any of it — `row` never runs inside the read.
@@ -101,7 +101,7 @@ extension ObjectContext {
 
     /// The request checked against the model and bound: from the entry of its shape when one
     /// was prepared before (PreparedFetchCache.swift), binding only its arguments and variables.
-    func prepare(_ request: FetchRequest) throws(KeelError) -> PreparedFetch {
+    func preparedFetch(_ request: FetchRequest) throws(KeelError) -> PreparedFetch {
         preparesByShape ? try PreparedFetchCache.prepare(request, model: model) : try PreparedFetch(request, model: model)
     }
 
@@ -148,7 +148,7 @@ extension ObjectContext {
     /// that serves the whole predicate is counted by its keys; no row is read.
     public func count(_ request: FetchRequest) throws(KeelError) -> Int {
         let graph = FetchGraph(try readState())
-        return try count(try prepare(request), graph)
+        return try count(try preparedFetch(request), graph)
     }
 
     /// `EXPLAIN`: how the fetch would run, in words (Docs/Predicates.md, "Indexes and EXPLAIN").
@@ -159,6 +159,6 @@ extension ObjectContext {
     /// The plan the fetch would run, with its estimate.
     public func plan(_ request: FetchRequest) throws(KeelError) -> FetchPlan {
         let state = try readState()
-        return try prepare(request).plan(in: state, explaining: true)
+        return try preparedFetch(request).plan(in: state, explaining: true)
     }
 }
