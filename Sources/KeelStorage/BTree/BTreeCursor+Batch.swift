@@ -104,16 +104,7 @@ extension BTreeCursor {
         guard frames.count == levels else {
             return try descendBranches(from: try Node(source.page(tree.root), tree.root), to: key, levels: levels)
         }
-        var level = levels - 1
-        while level >= 0 {
-            // The frame read in place (a copy would take and drop a reference to its page).
-            let position = frames[level].position
-            if position < frames[level].node.count {
-                let (start, length) = try frames[level].node.branchKey(at: position)
-                if Node.compare(key, frames[level].node.base + start, length) < 0 { break }
-            }
-            level -= 1
-        }
+        let level = try fencingLevel(for: key)
         if level == levels - 1 { return try frames[level].node.child(at: frames[level].position) }
         // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
         // its node is moved out of the path, the frames below it dropped.
