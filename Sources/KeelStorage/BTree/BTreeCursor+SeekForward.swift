@@ -48,6 +48,7 @@ extension BTreeCursor {
 
     /// The deepest frame whose child fences `key` in from above (a separator above `key` at the
     /// frame's position, N3), -1 when none does (the root's subtree holds it).
+    @inline(__always)
     func fencingLevel(for key: UnsafeRawBufferPointer) throws(StorageError) -> Int {
         var level = frames.count - 1
         while level >= 0 {
