@@ -108,7 +108,11 @@ final class SaveSession: GraphEditor {
         self.freshAbove = freshAbove
         self.model = model
         self.layout = layout
-        self.txns = Array(repeating: nil, count: storeCount)
+        // Not `Array(repeating:count:)`, which looks the buffer's type up at run time on every call.
+        var txns: [WriteTransaction?] = []
+        txns.reserveCapacity(storeCount)
+        for _ in 0..<storeCount { txns.append(nil) }
+        self.txns = txns
         self.trees = trees ?? TreeHandles(storeCount: storeCount)
     }
 
