@@ -57,6 +57,7 @@ let package = Package(
             name: "KeelModel",
             dependencies: [
                 "KeelStorage",
+                "CKeelSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
             ],

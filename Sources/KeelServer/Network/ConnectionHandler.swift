@@ -28,7 +28,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     let server: ServerContext
     let id: Int
     var logger: Logger
-    var framer: LineFramer
+    var intake: RequestIntake
     var context: ChannelHandlerContext?
     var link: ConnectionLink?
     /// Bytes read and not framed yet: the rest of a burst while the connection is over a limit.
@@ -60,7 +60,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     init(server: ServerContext) {
         self.server = server
         self.id = server.makeConnectionID()
-        self.framer = LineFramer(maximumLength: server.limits.maxRequestBytes)
+        self.intake = RequestIntake(server: server)
         var logger = server.logger
         logger[metadataKey: "conn.id"] = "\(id)"
         self.logger = logger
@@ -99,11 +99,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let socket = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) {
             SocketWriter(duplicating: $0)
         }
+        let input = readingThread(for: worker, context: context)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let output = ReplyWriter(channel: context.channel, socket: socket ?? nil, gate: gate) { bound.value.resumeIfDrained() }
         let link = ConnectionLink(
             id: id, peer: credentials, isAdmin: server.configuration.isAdmin(uid: credentials.uid, daemonUID: daemonUID),
-            output: output, worker: worker, eventLoop: context.eventLoop, handler: bound)
+            output: output, worker: worker, input: input, eventLoop: context.eventLoop, handler: bound)
         self.link = link
         server.register(link)
         server.sessionStarted()
@@ -116,8 +117,26 @@ final class ConnectionHandler: ChannelDuplexHandler {
         resumeIfDrained()
     }
 
+    /// The connection's thread reads its socket itself when it can be woken by it (an eventfd
+    /// wake-up), has a descriptor of its own, and NIO hands it the socket before any read of
+    /// NIO's (ConnectionInput); otherwise the loop reads.
+    private func readingThread(for worker: SessionWorker, context: ChannelHandlerContext) -> ConnectionInput? {
+        guard worker.wakeUp.isPollable,
+            let input = (try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) {
+                ConnectionInput(duplicating: $0)
+            }) ?? nil,
+            let options = context.channel.syncOptions,
+            (try? options.setOption(.recvAllocator, value: HandOverRecvAllocator(input: input))) != nil
+        else { return nil }
+        readWanted = false
+        return input
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         if let link {
+            // The peer sees the end now, and the thread's wait on the socket ends, even while
+            // the thread (which holds a descriptor of the socket) finishes a request.
+            link.input?.shutDown()
             link.worker.close()
             link.output.closed()
             link.gate.close()
