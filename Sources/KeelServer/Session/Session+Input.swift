@@ -42,11 +42,18 @@ extension Session {
         }
     }
 
-    /// Frames bytes of the client's and runs their requests as one job.
+    /// Frames bytes of the client's and runs their requests, at most `inFlightRequests` of them
+    /// framed and not answered at once.
     func take(_ raw: UnsafeRawBufferPointer) {
-        var items: [SessionItem] = []
-        _ = intake.frame(raw, link: link, while: { true }) { items.append($0) }
-        if !items.isEmpty { handle(.items(items)) }
+        let limit = max(1, server.limits.inFlightRequests)
+        var offset = 0
+        while offset < raw.count, !quitting, !link.worker.isClosed {
+            var items: [SessionItem] = []
+            offset += intake.frame(UnsafeRawBufferPointer(rebasing: raw[offset...]), link: link, while: { items.count < limit }) {
+                items.append($0)
+            }
+            if !items.isEmpty { handle(.items(items)) }
+        }
     }
 
     /// The client shut down its side (`printf … | socat`) and everything it sent is answered:
