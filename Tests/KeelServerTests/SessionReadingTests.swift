@@ -21,10 +21,11 @@ struct SessionReadingTests {
     func halfCloseAfterRequests() throws {
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
+        try keeld.configure(["syncMode": "off"])  // 10,000 saves: the order is the point, not the disk
         try keeld.start()
         // Small bursts (the thread reads them before the end) and big ones (NIO reads the rest
         // after the shut-down while the thread may be reading too): every one answered in order.
-        for (round, count) in [1, 3, 40, 400, 3000, 3000].enumerated() {
+        for (round, count) in ([1, 3, 40, 400] + Array(repeating: 3000, count: 10)).enumerated() {
             let client = try keeld.connect()
             var text = ""
             for i in 0..<count {
@@ -47,7 +48,7 @@ struct SessionReadingTests {
         // Every insert followed by a SAVE is stored; a burst's last insert without one (1, 40
         // and 400 requests end on an insert) is dropped with its connection.
         let client = try keeld.connect()
-        #expect(try client.ok(#"n COUNT {"entity":"Computer"}"#) == ["count": 2147])
+        #expect(try client.ok(#"n COUNT {"entity":"Computer"}"#) == ["count": 10147])
     }
 
     @Test("A burst split at every byte is the same requests, answered in order")
