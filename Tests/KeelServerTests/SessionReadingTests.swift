@@ -97,21 +97,7 @@ struct SessionReadingTests {
         let total = 100_000
         let fd = client.fd
         let sent = Counter()
-        let done = Counter()
-        let sender = Thread {
-            defer { done.add(1) }
-            let text = Array(String(repeating: "m MODEL\n", count: 1000).utf8)
-            for _ in 0..<(total / 1000) {
-                var offset = 0
-                while offset < text.count {
-                    let n = text[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    guard n > 0 else { return }
-                    offset += n
-                    sent.add(n)
-                }
-            }
-        }
-        sender.start()
+        let sender = startSender(fd: fd, String(repeating: "m MODEL\n", count: 1000), times: total / 1000) { sent.add($0) }
         usleep(1_000_000)
         let first = sent.value
         usleep(500_000)
@@ -129,7 +115,7 @@ struct SessionReadingTests {
         }
         #expect(sent.value > first, "the daemon did not read again once its client read")
         shutdown(fd, Int32(SHUT_RDWR))
-        for _ in 0..<100 where done.value == 0 { usleep(50_000) }
+        for _ in 0..<100 where !sender.isFinished { usleep(50_000) }
         #expect(try keeld.connect().request("p PING").isOK)
     }
 
