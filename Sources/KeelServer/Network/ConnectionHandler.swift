@@ -1,6 +1,10 @@
-// One connection on its event loop: frames lines (LineFramer, bounded), answers what needs no
-// store at once, hands the rest of each read burst to the connection's thread as one job, and
-// writes what comes back (ConnectionHandler+Reading.swift has the reading side).
+// One connection on its event loop: admits the peer, starts the connection's thread, writes what
+// the thread's direct sends leave, and closes. The thread reads the socket itself (Decision 0005,
+// ConnectionInput); NIO reads only what the client sent before shutting down its side, which goes
+// to the thread as it is. When the thread cannot read its socket, the loop reads: it frames lines
+// (RequestIntake, bounded), answers what needs no store at once, hands the rest of each read burst
+// to the thread as one job, and writes what comes back (ConnectionHandler+Reading.swift) — the
+// rest of this header describes that reading.
 //
 // Back-pressure: bytes read are framed one line at a time; while too many requests are in
 // flight or too many reply bytes wait for a client that does not read (OutputGate), the rest
