@@ -42,6 +42,13 @@ let package = Package(
             dependencies: [.product(name: "KeelModel", package: "Keel"), "CSQLite3"],
             swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
         ),
+        // INSERT + SAVE of one small Computer per save from N threads, a context each, straight on
+        // an object store (Docs/Performance.md, issue 5, round savework): the object layer's CPU per save.
+        .executableTarget(
+            name: "keel-save-bench",
+            dependencies: [.product(name: "KeelModel", package: "Keel"), .product(name: "KeelStorage", package: "Keel")],
+            swiftSettings: [.swiftLanguageMode(.v6), .enableUpcomingFeature("ExistentialAny")]
+        ),
         // GET by ID round trips through KeelConnection against raw protocol lines on a plain
         // socket, one connection (Docs/Performance.md, "Client"); scripts/bench-client.sh runs it.
         .executableTarget(

@@ -30,6 +30,11 @@ final class InsertPlan {
     let defaults: [(field: Int, value: Value)]
     /// A transient attribute has a default: the general path handles that.
     let hasTransientDefault: Bool
+    /// A row of nulls and a "given" mark per field, copied by each insert: copying an array costs
+    /// less than `Array(repeating:count:)`, whose buffer's type is looked up at run time on every
+    /// call.
+    let nullRow: [Value]
+    let noneGiven: [Bool]
 
     init(_ entity: Entity, model: Model) {
         var names: [String] = []
@@ -63,6 +68,8 @@ final class InsertPlan {
         self.byName = names.count > Self.linearLookupLimit ? Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) }) : [:]
         self.defaults = defaults
         self.hasTransientDefault = transientDefault
+        self.nullRow = Array(repeating: .null, count: entity.properties.count)
+        self.noneGiven = Array(repeating: false, count: entity.properties.count)
     }
 
     /// Up to this many names are searched in order: comparing a few short names (stored inline,
@@ -112,25 +119,30 @@ extension ObjectContext {
     func fastInsert(_ entity: Entity, wire members: OrderedDictionary<String, JSON>) throws(KeelError) -> ObjectID? {
         let plan = insertPlan(entity)
         guard !plan.hasTransientDefault else { return nil }
-        var values: [(key: String, value: Value)] = []
+        // Structs, not tuples: an array of tuples looks its type up at run time when allocated.
+        struct Named {
+            let name: String
+            let value: Value
+        }
+        var values: [Named] = []
         values.reserveCapacity(members.count)
         for (name, json) in members {
             guard let (_, kind) = plan.entry(name) else { return nil }
             switch kind {
             case .attribute(let type):
                 guard let value = try? ValueCodec.decode(json, as: type, owner: name) else { return nil }
-                values.append((name, value))
+                values.append(Named(name: name, value: value))
             case .toOne:
                 switch json {
-                case .null: values.append((name, .null))
+                case .null: values.append(Named(name: name, value: .null))
                 case .string(let text):
                     guard let id = model.objectID(text) else { return nil }
-                    values.append((name, .object(id)))
+                    values.append(Named(name: name, value: .object(id)))
                 default: return nil
                 }
             }
         }
-        return try fastInsert(entity, plan: plan, values, decoded: true)
+        return try fastInsert(entity, plan: plan, values.lazy.map { (key: $0.name, value: $0.value) }, decoded: true)
     }
 
     /// The fast INSERT, or nil (having changed nothing and taken no ID) when the general path
@@ -148,9 +160,9 @@ extension ObjectContext {
     private func fastInsert(
         _ entity: Entity, plan: InsertPlan, _ values: some Sequence<(key: String, value: Value)>, decoded: Bool
     ) throws(KeelError) -> ObjectID? {
-        var row = [Value](repeating: .null, count: plan.fieldCount)
+        var row = plan.nullRow
         // Which fields were given (null included), when some attribute has a default.
-        var given = plan.defaults.isEmpty ? [] : [Bool](repeating: false, count: plan.fieldCount)
+        var given = plan.defaults.isEmpty ? [] : plan.noneGiven
         var links: [(target: ObjectID, field: Int, inverseField: Int, state: ContextOverlay.TargetState)] = []
         for (name, value) in values {
             guard let (field, kind) = plan.entry(name) else { return nil }

@@ -89,29 +89,42 @@ enum HistoryCodec {
             break
         }
         let list = sorted ? ids : ids.sorted()
-        // Runs by their first and last number (inclusive: a run may end at UInt64.max).
-        var runs: [(entity: UInt16, first: UInt64, last: UInt64)] = []
-        for id in list {
-            if let run = runs.last, run.entity == id.entity.rawValue, id.number <= run.last {
-                continue  // a repeated ID
-            } else if let run = runs.last, run.entity == id.entity.rawValue, id.number - run.last == 1 {
-                runs[runs.count - 1].last = id.number
-            } else {
-                runs.append((id.entity.rawValue, id.number, id.number))
-            }
-        }
-        RowCodec.appendVarint(UInt64(runs.count), to: &out)
+        var runs = 0
+        forEachRun(list) { _, _, _ in runs += 1 }
+        RowCodec.appendVarint(UInt64(runs), to: &out)
         var previous: (entity: UInt16, last: UInt64)?
-        for run in runs {
-            RowCodec.appendVarint(UInt64(run.entity), to: &out)
-            if let previous, previous.entity == run.entity {
-                RowCodec.appendVarint(run.first - previous.last - 1, to: &out)
+        forEachRun(list) { entity, first, last in
+            RowCodec.appendVarint(UInt64(entity), to: &out)
+            if let previous, previous.entity == entity {
+                RowCodec.appendVarint(first - previous.last - 1, to: &out)
             } else {
-                RowCodec.appendVarint(run.first, to: &out)
+                RowCodec.appendVarint(first, to: &out)
             }
-            RowCodec.appendVarint(run.last - run.first + 1, to: &out)
-            previous = (run.entity, run.last)
+            RowCodec.appendVarint(last - first + 1, to: &out)
+            previous = (entity, last)
         }
+    }
+
+    /// Calls `body` with each run of `list` (in key order) by its entity and its first and last
+    /// number (inclusive: a run may end at UInt64.max); a repeated ID is in its run once. Walked
+    /// twice by `appendIDList` (the count comes first) rather than gathered into an array.
+    private static func forEachRun(_ list: [ObjectID], _ body: (_ entity: UInt16, _ first: UInt64, _ last: UInt64) -> Void) {
+        guard let head = list.first else { return }
+        var entity = head.entity.rawValue
+        var first = head.number
+        var last = head.number
+        for id in list.dropFirst() {
+            if id.entity.rawValue == entity, id.number <= last { continue }  // a repeated ID
+            if id.entity.rawValue == entity, id.number - last == 1 {
+                last = id.number
+                continue
+            }
+            body(entity, first, last)
+            entity = id.entity.rawValue
+            first = id.number
+            last = id.number
+        }
+        body(entity, first, last)
     }
 
     static func readIDList(_ r: inout ByteReader) throws(KeelError) -> [ObjectID] {

@@ -109,10 +109,17 @@ struct SaveReplay {
         self.reservedMarks = reservedMarks
     }
 
+    /// Saves of more changes than this reserve their sets' room up front.
+    static let reserveAbove = 64
+
     mutating func run(_ changes: ChangeSet) throws(KeelError) {
-        insertedHere.reserveCapacity(changes.changes.count)
         session.entries.reserveCapacity(changes.changes.count + changes.originals.count)
-        session.rowIndex.reserveCapacity(changes.changes.count + changes.originals.count)
+        // Reserved only for a large save: `reserveCapacity` of a set or dictionary runs unspecialised
+        // (its types looked up at run time), which costs a small save more than growing would.
+        if changes.changes.count > Self.reserveAbove {
+            insertedHere.reserveCapacity(changes.changes.count)
+            session.rowIndex.reserveCapacity(changes.changes.count + changes.originals.count)
+        }
         for c in changes.changes {
             switch c {
             case .insert(let id, _), .insertRow(let id, _): insertedHere.insert(id)

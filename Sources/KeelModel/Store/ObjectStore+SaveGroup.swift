@@ -266,11 +266,14 @@ extension ObjectStore {
             var abort: Int?
             do throws(KeelError) {
                 let (_, ticket) = try untyped { try stores[home].writeDeferringSync { (txn: WriteTransaction) throws in
+                    // The group's saves share the transaction's tree handles (SaveSession.swift).
+                    let trees = TreeHandles(storeCount: stores.count)
                     for m in live {
                         let save = group[m]
                         guard let apply = save.apply else { preconditionFailure("a queued save is released only once settled") }
                         let mark = txn.changeMark
-                        let session = SaveSession(model: model, layout: layout, storeCount: stores.count, freshAbove: next.stored)
+                        let session = SaveSession(
+                            model: model, layout: layout, storeCount: stores.count, freshAbove: next.stored, trees: trees)
                         session.txns[home] = txn
                         do throws(KeelError) {
                             let (result, record) = try runSave(session, order: [home], saveID: next.last + 1, marks: save.marks, apply)

@@ -29,15 +29,49 @@ struct RowEntry {
     var inserted = false
 }
 
+/// The tree handles opened in one set of engine write transactions, by store, searched linearly:
+/// a save touches a handful of trees, and the names are the layout's own strings, so `==` is a
+/// pointer check where hashing the name would cost a pass over its bytes on every put. A handle is
+/// valid for its whole transaction (a tree's root page never moves: BTree.swift, T1), so the saves
+/// of a group, which run one after another in one transaction, share them: each tree is looked up
+/// in the catalog once per group rather than once per save, and each put starts from the leaf the
+/// previous save's put left in the handle's hint (BTree+Hint.swift). A transaction abandoned and
+/// run again (Decision 0008) gets new handles with its new transaction.
+final class TreeHandles {
+    /// An open tree (a struct, not a tuple: an array of tuples looks its metadata up at run time
+    /// on every allocation).
+    struct Open {
+        let name: String
+        let tree: Tree
+    }
+    private var byStore: [[Open]]
+
+    init(storeCount: Int) {
+        byStore = []
+        byStore.reserveCapacity(storeCount)
+        for _ in 0..<storeCount { byStore.append([]) }
+    }
+
+    @inline(__always)
+    func find(_ store: Int, _ name: String) -> Tree? {
+        for open in byStore[store] where open.name == name { return open.tree }
+        return nil
+    }
+
+    /// Records `tree` (not open yet under `name` in `store`).
+    func add(_ store: Int, _ name: String, _ tree: Tree) {
+        byStore[store].append(Open(name: name, tree: tree))
+    }
+}
+
 final class SaveSession: GraphEditor {
     let model: Model
     let layout: TreeLayout
     /// The write transaction of each store this save holds (nil for the others).
     var txns: [WriteTransaction?]
-    /// Tree handles per store (nil: looked up, absent), searched linearly: a save touches a
-    /// handful of trees, and the names are the layout's own strings, so `==` is a pointer check
-    /// where hashing the name would cost a pass over its bytes on every put.
-    private var trees: [[(name: String, tree: Tree?)]]
+    /// The tree handles opened in this save's transactions: its own, or those of the save group
+    /// it runs in (every save of a group runs in the same transaction, one after another).
+    private let trees: TreeHandles
     /// Scratch key for link puts and deletes.
     private var linkKey: [UInt8] = []
     /// Every object the save read or changed, in the order first touched.
@@ -50,14 +84,17 @@ final class SaveSession: GraphEditor {
     /// Unordered link puts not yet in their trees, by tree.
     private var pendingLinks: [(store: Int, tree: String, pairs: [(owner: ObjectID, member: ObjectID)])] = []
     private var hasPendingLinks = false
-    /// Key-level operations per store, kept when `recording` (multi-store saves).
-    var recording = false
+    /// Key-level operations per store (`ops`), kept when `recording` (multi-store saves).
+    var recording = false {
+        didSet { if recording, ops.count < txns.count { ops = Array(repeating: [], count: txns.count) } }
+    }
     /// The ordered to-many lists this save has read, by store, tree and owner, kept in step with
     /// every change the save makes to them (SaveSession+OrderedLinks.swift): adding a member
     /// checks the whole list (an `olink/` key is owner·position, so membership is a scan), and
     /// reading it from the tree per member made loading a large ordered to-many quadratic.
     var orderedLists: [OrderedListKey: [(member: ObjectID, position: UInt64)]] = [:]
-    var ops: [[KeyOp]]
+    /// Empty until `recording` is set: a single-store save records nothing.
+    var ops: [[KeyOp]] = []
     /// Deny rules met by deletes.
     var denials: [DenyFailure] = []
     private var keyBuffer: [UInt8] = []
@@ -65,13 +102,18 @@ final class SaveSession: GraphEditor {
     /// skips the lookup for new objects.
     let freshAbove: [UInt64]
 
-    init(model: Model, layout: TreeLayout, storeCount: Int, freshAbove: [UInt64]) {
+    /// `trees`: the handles of the transactions this save runs in when other saves share them
+    /// (a save group's); nil gives the save handles of its own.
+    init(model: Model, layout: TreeLayout, storeCount: Int, freshAbove: [UInt64], trees: TreeHandles? = nil) {
         self.freshAbove = freshAbove
         self.model = model
         self.layout = layout
-        self.txns = Array(repeating: nil, count: storeCount)
-        self.trees = Array(repeating: [], count: storeCount)
-        self.ops = Array(repeating: [], count: storeCount)
+        // Not `Array(repeating:count:)`, which looks the buffer's type up at run time on every call.
+        var txns: [WriteTransaction?] = []
+        txns.reserveCapacity(storeCount)
+        for _ in 0..<storeCount { txns.append(nil) }
+        self.txns = txns
+        self.trees = trees ?? TreeHandles(storeCount: storeCount)
     }
 
     // MARK: Trees
@@ -81,30 +123,20 @@ final class SaveSession: GraphEditor {
         return t
     }
 
-    @inline(__always)
-    private func cachedTree(_ store: Int, _ name: String) -> Int? {
-        for i in trees[store].indices where trees[store][i].name == name { return i }
-        return nil
-    }
-
     func readTree(_ store: Int, _ name: String) throws(KeelError) -> Tree? {
         if hasPendingLinks, Self.isLinkTree(name) { try putPendingLinks() }
-        if let i = cachedTree(store, name), let t = trees[store][i].tree { return t }
+        if let t = trees.find(store, name) { return t }
         let t = try engine { () throws(StorageError) in try txn(store).tree(name) }
-        if let t { setTree(store, name, t) }
+        if let t { trees.add(store, name, t) }
         return t
     }
 
     func writeTree(_ store: Int, _ name: String) throws(KeelError) -> Tree {
         if hasPendingLinks, Self.isLinkTree(name) { try putPendingLinks() }
-        if let i = cachedTree(store, name), let t = trees[store][i].tree { return t }
+        if let t = trees.find(store, name) { return t }
         let t = try engine { () throws(StorageError) in try txn(store).openTree(name) }
-        setTree(store, name, t)
+        trees.add(store, name, t)
         return t
-    }
-
-    private func setTree(_ store: Int, _ name: String, _ tree: Tree) {
-        if let i = cachedTree(store, name) { trees[store][i].tree = tree } else { trees[store].append((name, tree)) }
     }
 
     func put(_ store: Int, _ tree: String, key: [UInt8], value: [UInt8]) throws(KeelError) {

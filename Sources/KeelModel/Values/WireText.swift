@@ -62,30 +62,35 @@ public enum WireText {
 
     /// A UUID from its 8-4-4-4-12 text, either case.
     public static func uuid(_ text: String) -> UUID? {
-        let utf8 = text.utf8
+        var text = text
+        // A native string's bytes are contiguous (`makeContiguousUTF8` copies only a bridged one):
+        // read in place, into the UUID's own bytes, with nothing allocated (every wire INSERT of
+        // a uuid attribute comes here).
+        text.makeContiguousUTF8()
+        return text.utf8.withContiguousStorageIfAvailable { bytes in uuid(bytes) } ?? nil
+    }
+
+    /// `uuid(_:)` of the text's UTF-8 bytes.
+    static func uuid(_ utf8: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard utf8.count == 36 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        var n = 0
-        var high: UInt8? = nil
-        for (position, c) in utf8.enumerated() {
-            if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard c == UInt8(ascii: "-") else { return nil }
-                continue
-            }
-            guard let v = hexValue(c) else { return nil }
-            if let h = high {
-                bytes[n] = h << 4 | v
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let complete = withUnsafeMutableBytes(of: &value) { out -> Bool in
+            var n = 0
+            var position = 0
+            while position < 36 {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard utf8[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                    continue
+                }
+                guard let high = hexValue(utf8[position]), let low = hexValue(utf8[position + 1]) else { return false }
+                out[n] = high << 4 | low
                 n += 1
-                high = nil
-            } else {
-                high = v
+                position += 2
             }
+            return true
         }
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        return complete ? UUID(uuid: value) : nil
     }
 
     /// The canonical (lowercase) text of a UUID.

@@ -36,6 +36,58 @@ struct HistoryCodecTests {
         #expect(back.time == -12_345)
     }
 
+    /// An ID list as format 2 lays it out, written the plain way (the runs gathered first): the
+    /// codec's own writer must give these bytes exactly.
+    static func referenceIDList(_ ids: [ObjectID]) -> [UInt8] {
+        var runs: [(entity: UInt16, first: UInt64, last: UInt64)] = []
+        for id in ids.sorted() {
+            if let run = runs.last, run.entity == id.entity.rawValue, id.number <= run.last { continue }
+            if let run = runs.last, run.entity == id.entity.rawValue, id.number - run.last == 1 {
+                runs[runs.count - 1].last = id.number
+            } else {
+                runs.append((id.entity.rawValue, id.number, id.number))
+            }
+        }
+        var out: [UInt8] = []
+        RowCodec.appendVarint(UInt64(runs.count), to: &out)
+        for (i, run) in runs.enumerated() {
+            RowCodec.appendVarint(UInt64(run.entity), to: &out)
+            if i > 0, runs[i - 1].entity == run.entity {
+                RowCodec.appendVarint(run.first - runs[i - 1].last - 1, to: &out)
+            } else {
+                RowCodec.appendVarint(run.first, to: &out)
+            }
+            RowCodec.appendVarint(run.last - run.first + 1, to: &out)
+        }
+        return out
+    }
+
+    @Test("ID lists are written byte for byte as laid out: runs, gaps, repeats, several entities, the largest number")
+    func listBytes() {
+        func written(_ ids: [ObjectID]) -> [UInt8] {
+            var out: [UInt8] = []
+            HistoryCodec.appendIDList(ids, to: &out)
+            return out
+        }
+        // Runs (1: 5…7), (1: 100), (4: 2…3): count, then entity · first (a gap after the entity's
+        // previous run) · length.
+        #expect(written(Self.ids(1, [5, 6, 7, 100]) + Self.ids(4, [2, 2, 3])) == [3, 1, 5, 3, 1, 92, 1, 4, 2, 2])
+        #expect(written([]) == [0])
+        #expect(written(Self.ids(4, [3, 2]) + Self.ids(1, [7, 7])) == [2, 1, 7, 1, 4, 2, 2])
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            var list: [ObjectID] = []
+            for _ in 0..<Int.random(in: 0...40, using: &generator) {
+                let entity = UInt16.random(in: 0...3, using: &generator)
+                let number: UInt64 = Bool.random(using: &generator)
+                    ? UInt64.max - UInt64.random(in: 0...5, using: &generator) : UInt64.random(in: 1...30, using: &generator)
+                list.append(ObjectID(entity: EntityID(rawValue: entity), number: number))
+            }
+            if Bool.random(using: &generator) { list.sort() }
+            #expect(written(list) == Self.referenceIDList(list), "\(list)")
+        }
+    }
+
     @Test("10,000 consecutive inserts take a few bytes; scattered ones at most 5 bytes each")
     func compact() {
         let consecutive = HistoryRecord(saveID: SaveID(rawValue: 1), time: 0, inserted: Self.ids(1, Array(1...10_000)), updated: [:], deleted: [])
