@@ -57,7 +57,6 @@ let package = Package(
             name: "KeelModel",
             dependencies: [
                 "KeelStorage",
-                "CKeelSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
             ],

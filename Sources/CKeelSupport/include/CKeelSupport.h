@@ -5,7 +5,6 @@
 #define CKEELSUPPORT_H
 
 #include "keel_crc32c.h"
-#include "keel_event.h"
 #include "keel_file.h"
 #include "keel_prefetch.h"
 

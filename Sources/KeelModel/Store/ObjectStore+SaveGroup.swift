@@ -154,8 +154,8 @@ final class QueuedSave: @unchecked Sendable {
         }
         var taken = 0
         repeat {
-            // A wake-up by the thread's watched socket (its client's next request) takes no post.
-            if wakeUp.wait() { taken += 1 }
+            wakeUp.wait()
+            taken += 1
             wakeUps.add(1, ordering: .sequentiallyConsistent)
         } while !settled.load(ordering: .sequentiallyConsistent)
         for _ in 0..<taken { wakeUp.post() }

@@ -1,9 +1,6 @@
-// The reading side of a connection when the event loop reads it: bytes into the backlog, framed
-// one line at a time while the connection is within its limits (RequestIntake: parsed, checked
-// against the command table and the peer's rights), then answered on the loop or handed to the
-// connection's thread. When the thread reads its socket itself (ConnectionInput, the usual case),
-// the loop asks NIO for no read; NIO still reads what the client sent before shutting down its
-// side, and that goes to the thread as it is.
+// The reading side of a connection: bytes into the backlog, framed one line at a time while the
+// connection is within its limits; each request parsed, checked against the command table and
+// the peer's rights, then answered on the loop or handed to the connection's thread.
 
 import KeelModel
 import KeelProtocol
@@ -11,20 +8,12 @@ import NIOCore
 
 extension ConnectionHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing, let link else { return }
-        if link.input != nil {
-            link.worker.submit(.input(unwrapInboundIn(data)))
-            return
-        }
+        guard !closing, link != nil else { return }
         backlog.append(unwrapInboundIn(data))
         processBacklog(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        guard link?.input == nil else {
-            context.fireChannelReadComplete()
-            return
-        }
         endBurst(context: context)
         closeIfFinished()
         updateWaiting()
@@ -42,10 +31,6 @@ extension ConnectionHandler {
             context.close(promise: nil)
             return
         }
-        if let link, link.input != nil {
-            link.worker.submit(.inputEnded)
-            return
-        }
         inputEnded = true
         endBurst(context: context)
         closeIfFinished()
@@ -55,13 +40,31 @@ extension ConnectionHandler {
     /// Frames backlog bytes one line at a time until none is left or the connection is over a
     /// limit; then hands over what the burst produced.
     func processBacklog(context: ChannelHandlerContext) {
+        let limit = framer.maximumLength
         // Read once per pass: the gate's count only falls meanwhile, except by this loop's
         // own `inline` (counted below) and the thread's output (which waits on the gate itself).
         outputAtStart = link?.gate.bufferedBytes ?? 0
         while !closing, !isOverLimit, !backlog.isEmpty {
             var buffer = backlog[0]
-            let consumed = buffer.withUnsafeReadableBytes { raw in
-                intake.frame(raw, link: link, while: { !closing && !isOverLimit }) { take($0) }
+            let consumed = buffer.withUnsafeReadableBytes { raw -> Int in
+                var offset = 0
+                while offset < raw.count, !closing, !isOverLimit {
+                    let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
+                    let end = LineFramer.firstNewline(in: rest).map { $0 + 1 } ?? rest.count
+                    framer.feed(UnsafeRawBufferPointer(rebasing: rest[..<end])) { frame in
+                        guard !closing else { return }
+                        switch frame {
+                        case .line(let line):
+                            handle(line)
+                        case .tooLong(let prefix):
+                            let tag = Request.leadingTag(of: prefix) ?? "*"
+                            emit(.reply(.error(tag: tag, KeelError(
+                                .tooLarge, "the request line is longer than the limit of \(limit) bytes (maxRequestBytes)"))))
+                        }
+                    }
+                    offset += end
+                }
+                return offset
             }
             buffer.moveReaderIndex(forwardBy: consumed)
             if buffer.readableBytes == 0 { backlog.removeFirst() } else { backlog[0] = buffer }
@@ -84,21 +87,42 @@ extension ConnectionHandler {
         }
     }
 
-    /// One checked request (RequestIntake): a connection command is answered here when nothing
-    /// is in flight before it; everything else goes to the thread in order.
-    private func take(_ item: SessionItem) {
-        guard !closing else { return }
-        guard case .request(let request, let spec) = item, spec.group == .connection, canAnswerHere else {
-            emit(item)
+    /// One request line: parsed, checked against the table, answered here or handed over.
+    private func handle(_ line: [UInt8]) {
+        let request: Request
+        do {
+            request = try Request.parse(line)
+        } catch {
+            emit(.reply(error.reply))
             return
         }
-        do throws(KeelError) {
-            let payload = try ConnectionCommands.answer(request, server: server, connection: id)
-            Reply.ok(tag: request.tag, payload).write(to: &inline)
-            if spec.name == "QUIT" { closing = true }
+        let spec: CommandSpec
+        do {
+            spec = try CommandTable.resolve(request)
         } catch {
-            Reply.error(tag: request.tag, error).write(to: &inline)
+            emit(.reply(.error(tag: request.tag, error)))
+            return
         }
+        if server.isShuttingDown {
+            emit(.reply(.error(tag: request.tag, KeelError(.busy, "shutting down"))))
+            return
+        }
+        if spec.isAdmin, let link, !link.isAdmin {
+            emit(.reply(.error(tag: request.tag, KeelError(
+                .permission, "\(spec.name) is an admin command; uid \(link.peer.uid) is not an admin of this daemon"))))
+            return
+        }
+        if spec.group == .connection, canAnswerHere {
+            do throws(KeelError) {
+                let payload = try ConnectionCommands.answer(request, server: server, connection: id)
+                Reply.ok(tag: request.tag, payload).write(to: &inline)
+                if spec.name == "QUIT" { closing = true }
+            } catch {
+                Reply.error(tag: request.tag, error).write(to: &inline)
+            }
+            return
+        }
+        emit(.request(request, spec))
     }
 
     private var canAnswerHere: Bool { inFlight == 0 && items.isEmpty }
@@ -124,8 +148,6 @@ extension ConnectionHandler {
         outputAtStart = link?.gate.bufferedBytes ?? 0
         if refused {
             context.read()  // drained and dropped until the peer closes
-        } else if link?.input != nil {
-            return  // the connection's thread reads the socket
         } else if closing || inputEnded || !backlog.isEmpty || isOverLimit {
             readWanted = true
             updateWaiting()

@@ -1,10 +1,6 @@
-// One connection on its event loop: admits the peer, starts the connection's thread, writes what
-// the thread's direct sends leave, and closes. The thread reads the socket itself (Decision 0005,
-// ConnectionInput); NIO reads only what the client sent before shutting down its side, which goes
-// to the thread as it is. When the thread cannot read its socket, the loop reads: it frames lines
-// (RequestIntake, bounded), answers what needs no store at once, hands the rest of each read burst
-// to the thread as one job, and writes what comes back (ConnectionHandler+Reading.swift) — the
-// rest of this header describes that reading.
+// One connection on its event loop: frames lines (LineFramer, bounded), answers what needs no
+// store at once, hands the rest of each read burst to the connection's thread as one job, and
+// writes what comes back (ConnectionHandler+Reading.swift has the reading side).
 //
 // Back-pressure: bytes read are framed one line at a time; while too many requests are in
 // flight or too many reply bytes wait for a client that does not read (OutputGate), the rest
@@ -32,7 +28,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     let server: ServerContext
     let id: Int
     var logger: Logger
-    var intake: RequestIntake
+    var framer: LineFramer
     var context: ChannelHandlerContext?
     var link: ConnectionLink?
     /// Bytes read and not framed yet: the rest of a burst while the connection is over a limit.
@@ -64,7 +60,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     init(server: ServerContext) {
         self.server = server
         self.id = server.makeConnectionID()
-        self.intake = RequestIntake(server: server)
+        self.framer = LineFramer(maximumLength: server.limits.maxRequestBytes)
         var logger = server.logger
         logger[metadataKey: "conn.id"] = "\(id)"
         self.logger = logger
@@ -103,12 +99,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let socket = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) {
             SocketWriter(duplicating: $0)
         }
-        let input = readingThread(for: worker, context: context)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let output = ReplyWriter(channel: context.channel, socket: socket ?? nil, gate: gate) { bound.value.resumeIfDrained() }
         let link = ConnectionLink(
             id: id, peer: credentials, isAdmin: server.configuration.isAdmin(uid: credentials.uid, daemonUID: daemonUID),
-            output: output, worker: worker, input: input, eventLoop: context.eventLoop, handler: bound)
+            output: output, worker: worker, eventLoop: context.eventLoop, handler: bound)
         self.link = link
         server.register(link)
         server.sessionStarted()
@@ -121,26 +116,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         resumeIfDrained()
     }
 
-    /// The connection's thread reads its socket itself when it can be woken by it (an eventfd
-    /// wake-up), has a descriptor of its own, and NIO hands it the socket before any read of
-    /// NIO's (ConnectionInput); otherwise the loop reads.
-    private func readingThread(for worker: SessionWorker, context: ChannelHandlerContext) -> ConnectionInput? {
-        guard worker.wakeUp.isPollable,
-            let input = (try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) {
-                ConnectionInput(duplicating: $0)
-            }) ?? nil,
-            let options = context.channel.syncOptions,
-            (try? options.setOption(.recvAllocator, value: HandOverRecvAllocator(input: input))) != nil
-        else { return nil }
-        readWanted = false
-        return input
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         if let link {
-            // The peer sees the end now, and the thread's wait on the socket ends, even while
-            // the thread (which holds a descriptor of the socket) finishes a request.
-            link.input?.shutDown()
             link.worker.close()
             link.output.closed()
             link.gate.close()

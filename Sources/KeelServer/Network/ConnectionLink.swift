@@ -13,15 +13,12 @@ final class ConnectionLink: Sendable {
     let gate: OutputGate
     let output: ReplyWriter
     let worker: SessionWorker
-    /// The session thread's own reading of the socket (nil: the event loop reads it and hands
-    /// the requests over).
-    let input: ConnectionInput?
     private let eventLoop: any EventLoop
     private let handler: NIOLoopBound<ConnectionHandler>
 
     init(
         id: Int, peer: PeerCredentials, isAdmin: Bool, output: ReplyWriter, worker: SessionWorker,
-        input: ConnectionInput?, eventLoop: any EventLoop, handler: NIOLoopBound<ConnectionHandler>
+        eventLoop: any EventLoop, handler: NIOLoopBound<ConnectionHandler>
     ) {
         self.id = id
         self.peer = peer
@@ -29,7 +26,6 @@ final class ConnectionLink: Sendable {
         self.gate = output.gate
         self.output = output
         self.worker = worker
-        self.input = input
         self.eventLoop = eventLoop
         self.handler = handler
     }

@@ -21,8 +21,6 @@ final class OutputGate: Sendable {
         var waiting = false
         /// Called once when the count falls to half the limit (events waiting for room).
         var onRoom: (@Sendable () -> Void)?
-        /// The same for the session thread's reading of its socket (Session.socketToWatch).
-        var onRoomToRead: (@Sendable () -> Void)?
     }
 
     /// Guards the byte count, the closed flag, whether the session's thread waits, and the
@@ -47,18 +45,17 @@ final class OutputGate: Sendable {
 
     /// Bytes the socket took (or that were dropped with the connection).
     func drained(_ count: Int) {
-        let (signal, room, read) = state.withLock { s -> (Bool, (@Sendable () -> Void)?, (@Sendable () -> Void)?) in
+        let (signal, room) = state.withLock { s -> (Bool, (@Sendable () -> Void)?) in
             s.bytes -= count
-            guard s.bytes <= limit / 2 else { return (false, nil, nil) }
-            let (room, read) = (s.onRoom, s.onRoomToRead)
-            (s.onRoom, s.onRoomToRead) = (nil, nil)
-            guard s.waiting else { return (false, room, read) }
+            guard s.bytes <= limit / 2 else { return (false, nil) }
+            let room = s.onRoom
+            s.onRoom = nil
+            guard s.waiting else { return (false, room) }
             s.waiting = false
-            return (true, room, read)
+            return (true, room)
         }
         if signal { wake.signal() }
         room?()
-        read?()
     }
 
     /// Calls `body` once the count is at most half the limit (at once if it is already).
@@ -67,17 +64,6 @@ final class OutputGate: Sendable {
             if s.closed { return false }
             if s.bytes <= limit / 2 { return true }
             s.onRoom = body
-            return false
-        }
-        if now { body() }
-    }
-
-    /// Calls `body` once the count is at most half the limit (at once if it is already): the
-    /// session thread reads its socket again (a slot of its own, beside `whenRoom`'s).
-    func whenRoomToRead(_ body: @escaping @Sendable () -> Void) {
-        let now = state.withLock { s -> Bool in
-            if s.closed || s.bytes <= limit / 2 { return true }
-            s.onRoomToRead = body
             return false
         }
         if now { body() }

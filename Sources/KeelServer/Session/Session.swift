@@ -1,8 +1,8 @@
 // One connection's state and the loop that runs its requests, on its own thread
 // (SessionWorker). Everything here is confined to that thread: the contexts, the subscription,
-// the output being gathered, the reading of the socket (Session+Input.swift). Requests run in
-// order; each gets exactly one final line; the lines of one burst go out in one write, from this
-// thread (`flush` when no job waits behind, or when a FETCH has gathered a chunk).
+// the output being gathered. Requests run in order; each gets exactly one final line; the
+// lines of one burst go out in one write, from this thread (`flush` when no job waits behind, or
+// when a FETCH has gathered a chunk).
 //
 // Commands: Session+Dispatch.swift (the handler of each command of the table),
 // ConnectionCommands.swift (HELLO, PING, QUIT, MODEL).
@@ -23,13 +23,8 @@ final class Session {
     private var pendingFinals = 0
     /// After the shutdown barrier: every request is answered BUSY.
     private var refusing = false
-    /// QUIT answered (or the client's input ended): the connection closes once its replies are
-    /// written.
-    var quitting = false
-    /// Requests out of the bytes this thread reads (a line split across reads waits here).
-    var intake: RequestIntake
-    /// This thread reads its socket (until the client shuts down its side or NIO reads it).
-    var readsSocket: Bool
+    /// QUIT answered: the connection closes once its OK is written.
+    private var quitting = false
     /// The request running is the last of its job (its reply may go out at once: no line of the
     /// job follows it).
     private var runningLastOfJob = false
@@ -48,33 +43,21 @@ final class Session {
         var logger = server.logger
         logger[metadataKey: "conn.id"] = "\(link.id)"
         self.logger = logger
-        self.intake = RequestIntake(server: server)
-        self.readsSocket = link.input != nil
         let main = ObjectContext(store: server.store)
         main.pendingObjectLimit = server.limits.pendingObjectsPerContext
         contexts[Self.mainContext] = main
     }
 
-    /// The thread's body: requests from its socket and jobs, until the connection closes (or
-    /// QUIT, or the client's input ends).
+    /// The thread's body: jobs until the connection closes (or QUIT).
     func run() {
-        while !quitting, let work = link.worker.next(watching: socketToWatch()) {
-            switch work {
-            case .job(let job): handle(job)
-            case .readable: readInput()
-            }
+        while !quitting, let job = link.worker.next() {
+            handle(job)
         }
         teardown()
     }
 
-    func handle(_ job: SessionJob) {
+    private func handle(_ job: SessionJob) {
         switch job {
-        case .input(let bytes):
-            bytes.withUnsafeReadableBytes { take($0) }
-            return
-        case .inputEnded:
-            endInput()
-            return
         case .items(let items):
             for (index, item) in items.enumerated() {
                 guard !quitting, !link.worker.isClosed else { break }
@@ -180,8 +163,7 @@ final class Session {
     var pendingBytes: Int { pending.count }
 
     /// Hands the gathered lines to the connection's writer, which sends them from this thread
-    /// (one send) unless earlier output is still being written (ReplyWriter.swift); with
-    /// `quitting`, the connection closes once they are written.
+    /// (one send) unless earlier output is still being written (ReplyWriter.swift).
     func flush() {
         guard !pending.isEmpty || pendingFinals > 0 else { return }
         link.deliver(pending, finals: pendingFinals, close: quitting)

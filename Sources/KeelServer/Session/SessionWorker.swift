@@ -3,29 +3,21 @@
 // so a slow save of one client never stalls the event loop that serves the others, and a
 // context — confined to one thread, as Core Data's are — never crosses threads.
 //
-// The thread reads its connection's socket itself (Decision 0005, ConnectionInput): it waits on
-// its wake-up, which also watches the socket. Others submit jobs (an event drain, a shutdown
-// barrier; the requests of a read burst when the event loop reads the socket); the thread runs
-// them in order. Closing drops the jobs not yet started — they did nothing, and their connection
-// is gone — and ends the thread after the job under way.
+// The event loop submits jobs (the requests of one read burst, an event drain, a shutdown
+// barrier); the thread runs them in order. Closing drops the jobs not yet started — they did
+// nothing, and their connection is gone — and ends the thread after the job under way.
 
 import Collections
 import Dispatch
 import Foundation
 import KeelModel
 import KeelProtocol
-import NIOCore
 import Synchronization
 
 /// A unit of work for a connection's thread.
 enum SessionJob: Sendable {
     /// The requests of one read burst, in order (each answered by exactly one final line).
     case items([SessionItem])
-    /// Bytes the event loop read once the client shut down its side (ConnectionInput), after
-    /// everything the thread read itself.
-    case input(ByteBuffer)
-    /// The client shut down its side, and everything it sent came before this.
-    case inputEnded
     /// Move queued subscription events to the connection.
     case drainEvents
     /// Shutdown: every request before this one has been answered; refuse the ones after with
@@ -33,14 +25,7 @@ enum SessionJob: Sendable {
     case barrier(reached: @Sendable () -> Void)
 }
 
-/// What a connection's thread wakes for.
-enum SessionWork {
-    case job(SessionJob)
-    /// The socket the thread watches is readable, or has ended.
-    case readable
-}
-
-/// One request, checked (RequestIntake).
+/// One request as the event loop hands it over.
 enum SessionItem: Sendable {
     /// A request to run; its arguments have been checked against the command table.
     case request(Request, CommandSpec)
@@ -60,8 +45,7 @@ final class SessionWorker: Sendable {
     /// another saver's group sleeps on it too, so the thread can sleep once between the save's end
     /// and its next job (ObjectStore+SaveGroup.swift); so a wake-up may come without a job, and
     /// `next` looks again.
-    /// Pollable when it can be (the thread then also waits on its socket).
-    let wakeUp = ThreadWakeUp(pollable: ()) ?? ThreadWakeUp()
+    let wakeUp = ThreadWakeUp()
 
     init() {}
 
@@ -111,19 +95,16 @@ final class SessionWorker: Sendable {
     /// write and one flush for the whole burst).
     var hasQueuedJobs: Bool { queue.withLock { !$0.jobs.isEmpty } }
 
-    /// Blocks until a job comes or `socket` (when given) is readable; nil once closed. Call on
-    /// the worker thread only.
-    func next(watching socket: CInt?) -> SessionWork? {
+    /// Blocks until a job comes; nil once closed. Call on the worker thread only.
+    func next() -> SessionJob? {
         while true {
-            wakeUp.watch(socket)
-            let posted = wakeUp.wait()
+            wakeUp.wait()
             let item = queue.withLock { q -> (job: SessionJob?, closed: Bool) in
                 if q.closed { return (nil, true) }
                 return (q.jobs.popFirst(), false)
             }
             if item.closed { return nil }
-            if let job = item.job { return .job(job) }
-            if !posted { return .readable }
+            if let job = item.job { return job }
         }
     }
 }
