@@ -57,20 +57,8 @@ struct BackPressureTests {
         client.setReceiveBuffer(4096)
         // 5,000 MODEL requests: ~25 MB of replies if the daemon buffered them all.
         let total = 5000
-        let fd = client.fd
-        let sender = Thread {
-            let text = Array(String(repeating: "m MODEL\n", count: 1000).utf8)
-            for _ in 0..<(total / 1000) {
-                var offset = 0
-                while offset < text.count {
-                    let n = text[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    guard n > 0 else { return }
-                    offset += n
-                }
-            }
-        }
         let before = keeld.residentKiB ?? 0
-        sender.start()
+        _ = startSender(fd: client.fd, String(repeating: "m MODEL\n", count: 1000), times: total / 1000)
         usleep(1_500_000)
         let during = keeld.residentKiB ?? 0
         #expect(during - before < 8 * 1024, "RSS grew from \(before) KiB to \(during) KiB")
