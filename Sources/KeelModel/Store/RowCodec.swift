@@ -262,10 +262,17 @@ public enum RowCodec {
     /// Decodes the row of `id`, whose entity has `fieldCount` properties. Throws CORRUPT on any
     /// damage.
     public static func decode(_ bytes: UnsafeRawBufferPointer, id: ObjectID, fieldCount: Int) throws(KeelError) -> StoredObject {
-        var values = [Value](filling: .null, count: fieldCount)
+        // Built in field order by appending (fields come strictly increasing, each below
+        // `fieldCount`): the unset ones between as `.null`, the rest after the last field. No
+        // list of `.null`s made first and each decoded value stored over one (a uniqueness check
+        // and the old value's destruction per field).
+        var values: [Value] = []
+        values.reserveCapacity(fieldCount)
         let version = try walkFields(bytes, fieldCount: fieldCount) { (field, tag, reader) throws(KeelError) in
-            values[field] = try decodeValue(tag: tag, &reader)
+            while values.count < field { values.append(.null) }
+            values.append(try decodeValue(tag: tag, &reader))
         }
+        while values.count < fieldCount { values.append(.null) }
         return StoredObject(id: id, version: version, values: values)
     }
 

@@ -1,8 +1,11 @@
 // Looking up many keys in ascending order with their leaves' cache misses overlapped: the
 // cursor finds the leaves of a few keys first (moving forward from where it stands, as
-// `seekForward` does), asks the CPU to prefetch each leaf, and only then searches them. A leaf
-// search on memory not in the CPU's caches is a chain of dependent misses (header, slots, the
-// keys probed); for independent keys those chains can run at the same time.
+// `seekForward` does, through the branches only: each leaf's page number), reads those leaves
+// together (`PageSource.pages`: a read snapshot asks the CPU for every cached leaf's first line
+// before it retains any, so those cold lines overlap too), asks the CPU to prefetch each leaf,
+// and only then searches them. A leaf search on memory not in the CPU's caches is a chain of
+// dependent misses (the buffer's reference count, header, slots, the keys probed); for
+// independent keys those chains can run at the same time.
 //
 // Read transactions only (a write transaction's tree may change under the cursor: there each
 // key is a plain `seekForward`).
@@ -33,44 +36,94 @@ extension BTreeCursor {
             return
         }
         invalidate()
+        // Branch levels above every leaf (N5: all leaves at one depth), known after the first
+        // descent.
+        var depth: Int? = nil
+        // Per batch: its leaves' page numbers (keys of one leaf follow each other: one number),
+        // which of them each key's is, their buffers and nodes.
+        var numbers: [PageNumber] = []
+        var leafOf: [Int] = []
+        var buffers: [PageBuffer] = []
         var leaves: [Node] = []
+        numbers.reserveCapacity(Self.batchWindow)
+        leafOf.reserveCapacity(Self.batchWindow)
+        buffers.reserveCapacity(Self.batchWindow)
         leaves.reserveCapacity(Self.batchWindow)
         var start = 0
         while start < count {
             let end = min(start + Self.batchWindow, count)
-            leaves.removeAll(keepingCapacity: true)
+            numbers.removeAll(keepingCapacity: true)
+            leafOf.removeAll(keepingCapacity: true)
             for i in start..<end {
                 // A key below the one before (a caller's mistake) starts from the root again, so
                 // any order gives the same answers (ascending order gives them fastest).
                 if i > 0, Node.compare(key(i), key(i - 1)) < 0 { invalidate() }
-                let leaf = try leafForward(to: key(i))
-                // Keys of one leaf follow each other: its page is prefetched once.
-                if leaves.last?.number != leaf.number { keel_prefetch(leaf.base, leaf.pageSize) }
+                let number = try leafNumberForward(to: key(i), depth: &depth)
+                if numbers.last != number { numbers.append(number) }
+                leafOf.append(numbers.count - 1)
+            }
+            // The leaves found together (their buffers' cold lines overlap), then each page
+            // prefetched before any is searched.
+            buffers.removeAll(keepingCapacity: true)
+            try source.pages(numbers, into: &buffers)
+            leaves.removeAll(keepingCapacity: true)
+            for (k, number) in numbers.enumerated() {
+                let leaf = try Node(buffers[k], number)
+                guard leaf.isLeaf else { throw .corrupt("a branch where the tree's leaves are (leaves at different depths)", page: number) }
+                keel_prefetch(leaf.base, leaf.pageSize)
                 leaves.append(leaf)
             }
             for i in start..<end {
                 // The leaf read in place in `leaves` (which keeps its page alive), not copied.
                 let k = key(i)
-                let (position, exact) = try leaves[i - start].leafSearch(k)
+                let j = leafOf[i - start]
+                let (position, exact) = try leaves[j].leafSearch(k)
                 guard exact else { continue }
-                let entry = try leaves[i - start].leafEntry(at: position)
-                try Self.withEntry(entry, of: leaves[i - start], in: source) { _, value throws(StorageError) in try body(i, value) }
+                let entry = try leaves[j].leafEntry(at: position)
+                try Self.withEntry(entry, of: leaves[j], in: source) { _, value throws(StorageError) in try body(i, value) }
             }
             start = end
         }
         invalidate()
     }
 
-    /// The leaf that holds `key` (where a seek would search), found from the leaf the cursor's
-    /// path leads to when `key` is at or after the keys before that leaf (ascending lookups;
-    /// `moveForwardToLeaf`), else from the root.
-    mutating func leafForward(to key: UnsafeRawBufferPointer) throws(StorageError) -> Node {
-        if leaf != nil {
-            _ = try moveForwardToLeaf(holding: key)
-        } else {
+    /// The page number of the leaf that holds `key` (where a seek would search), the cursor's
+    /// frames left leading to it but the leaf itself not read (`lookUpEach` reads a batch's
+    /// leaves together). From the frames when `key` is at or after the keys before the leaf they
+    /// lead to (as `moveForwardToLeaf`), else from the root. `depth`: the branch levels above the
+    /// leaves, learnt by the first call (a whole descent, which reads its leaf).
+    mutating func leafNumberForward(to key: UnsafeRawBufferPointer, depth: inout Int?) throws(StorageError) -> PageNumber {
+        guard let levels = depth else {
             try descend(to: key)
+            guard let leaf else { preconditionFailure("a descent ends in a leaf") }
+            depth = frames.count
+            self.leaf = nil
+            return leaf.number
         }
-        guard let leaf else { preconditionFailure("a descent ends in a leaf") }
-        return leaf
+        if levels == 0 { return tree.root }
+        guard frames.count == levels else {
+            return try descendBranches(from: try Node(source.page(tree.root), tree.root), to: key, levels: levels)
+        }
+        let level = try fencingLevel(for: key)
+        if level == levels - 1 { return try frames[level].node.child(at: frames[level].position) }
+        // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
+        // its node is moved out of the path, the frames below it dropped.
+        while frames.count > level + 2 { frames.removeLast() }
+        return try descendBranches(from: frames.removeLast().node, to: key, levels: levels)
+    }
+
+    /// Descends from the branch `node` towards `key`, pushing a frame per branch, until `levels`
+    /// frames stand above the leaves; returns the leaf's page number (the leaf not read).
+    private mutating func descendBranches(from node: Node, to key: UnsafeRawBufferPointer, levels: Int) throws(StorageError) -> PageNumber {
+        var node = node
+        while true {
+            guard !node.isLeaf else { throw .corrupt("a leaf above the tree's leaf level (leaves at different depths)", page: node.number) }
+            let chosen = try node.childPosition(for: key)
+            let number = try node.child(at: chosen)
+            // Moved into its frame, not copied: no reference taken and dropped per level.
+            frames.append(Frame(node: consume node, position: chosen))
+            if frames.count >= levels { return number }
+            node = try Node(source.page(number), number)
+        }
     }
 }

@@ -34,6 +34,22 @@ extension BTreeCursor {
     /// above and descends again below it. True when that is the current leaf (nothing moved);
     /// otherwise the cursor stands on no entry of its new leaf yet.
     mutating func moveForwardToLeaf(holding key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
+        let level = try fencingLevel(for: key)
+        if level == frames.count - 1 { return true }
+        // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
+        // its node is moved out of the path, the frames below it dropped.
+        frames.removeSubrange((level + 2)...)
+        let branch = frames.removeLast().node
+        self.leaf = nil
+        isValid = false
+        try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }
+        return false
+    }
+
+    /// The deepest frame whose child fences `key` in from above (a separator above `key` at the
+    /// frame's position, N3), -1 when none does (the root's subtree holds it).
+    @inline(__always)
+    func fencingLevel(for key: UnsafeRawBufferPointer) throws(StorageError) -> Int {
         var level = frames.count - 1
         while level >= 0 {
             // The frame read in place (a copy would take and drop a reference to its page).
@@ -44,15 +60,7 @@ extension BTreeCursor {
             }
             level -= 1
         }
-        if level == frames.count - 1 { return true }
-        // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
-        // its node is moved out of the path, the frames below it dropped.
-        frames.removeSubrange((level + 2)...)
-        let branch = frames.removeLast().node
-        self.leaf = nil
-        isValid = false
-        try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }
-        return false
+        return level
     }
 
     @discardableResult

@@ -11,6 +11,15 @@ public protocol PageSource {
     var changeCount: UInt64 { get }
     /// The page as of this snapshot, checksum-verified when it came from disk.
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer
+    /// The pages `numbers`, each as `page(_:)` gives it, appended to `out` in order. A read
+    /// snapshot finds the cached ones together (`Pager.readPages`: their cold lines overlap).
+    func pages(_ numbers: [PageNumber], into out: inout [PageBuffer]) throws(StorageError)
+}
+
+extension PageSource {
+    public func pages(_ numbers: [PageNumber], into out: inout [PageBuffer]) throws(StorageError) {
+        for number in numbers { out.append(try page(number)) }
+    }
 }
 
 /// Write access inside the write transaction.

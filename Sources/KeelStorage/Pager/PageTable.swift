@@ -175,6 +175,53 @@ struct PageTable {
         return .pageFile
     }
 
+    /// Asks the CPU for the first line of the buffer `find` would give for `page` at `snapshot`
+    /// (its reference count, the page's header), for writing, without taking a reference: the
+    /// retain `find`'s caller takes next is an atomic update that waits for a cold line, so
+    /// several pages' lines asked for first arrive together instead of one after another
+    /// (`Pager.readPages`). Nothing when the version is not cached; counts nothing, marks nothing.
+    ///
+    /// A page-file copy's object address is read from the slot's bytes (`slotObject`): binding
+    /// the buffer (`if let b = slots[p].base`) takes a reference, a retain of the very line asked
+    /// for, which is the wait this is for. Log versions (a `PageEntry` to look into) are hinted
+    /// through the entry, taking references as `find` does.
+    @inline(__always)
+    func hint(_ page: UInt32, at snapshot: FrameSequence) {
+        let p = Int(page)
+        guard p < slots.count else { return }
+        let (base, log) = slots.withUnsafeBufferPointer { s in
+            (Self.slotObject(s, p, at: Self.baseOffset), Self.slotObject(s, p, at: Self.logOffset))
+        }
+        if log != nil {
+            guard let e = slots[p].log, let i = e.versionIndex(at: snapshot) else { return }
+            if let b = e.versions[i].buffer { prefetchObject(b.storage) }
+            return
+        }
+        if let base { keel_prefetch_write(base) }
+    }
+
+    /// Where `PageSlot.base` and `PageSlot.log` sit in a slot (constants: `MemoryLayout`'s
+    /// key-path offsets are not folded, and a `static let` costs a `swift_once` per use). Each is
+    /// one optional class reference (its object's address, 0 when nil):
+    /// `PageCacheTests.slotObjects` checks both against `MemoryLayout` and the objects themselves.
+    static var baseOffset: Int { 0 }
+    static var logOffset: Int { 16 }
+
+    /// The object address stored at `offset` in slot `p` (nil when the reference is nil), read
+    /// as bits: no reference taken.
+    @inline(__always)
+    static func slotObject(_ slots: UnsafeBufferPointer<PageSlot>, _ p: Int, at offset: Int) -> UnsafeRawPointer? {
+        UnsafeRawPointer(slots.baseAddress! + p).load(fromByteOffset: offset, as: UnsafeRawPointer?.self)
+    }
+
+    /// The object addresses `hint` reads for `page`'s slot (tests): the page-file copy's and the
+    /// log entry's.
+    func slotObjects(_ page: UInt32) -> (base: UnsafeRawPointer?, log: UnsafeRawPointer?) {
+        let p = Int(page)
+        guard p < slots.count else { return (nil, nil) }
+        return slots.withUnsafeBufferPointer { s in (Self.slotObject(s, p, at: Self.baseOffset), Self.slotObject(s, p, at: Self.logOffset)) }
+    }
+
     /// An evicted buffer to read a page into, if one is kept.
     mutating func takeSpare() -> PageBuffer? { spares.popLast() }
 

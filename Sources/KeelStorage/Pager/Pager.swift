@@ -153,6 +153,26 @@ final class Pager: @unchecked Sendable {
         }
     }
 
+    /// The pages `numbers` as of `snapshot`, each as `readPage` gives it, appended to `out` in
+    /// order. The cached ones up to the first that is not are found under one lock, their
+    /// objects' first lines asked for (`PageTable.hint`) before any is retained, so the cold
+    /// lines of a batch of leaves arrive together (a retain waits for its line: one page after
+    /// another, a memory latency each). The rest are read one at a time by `readPage`.
+    func readPages(_ numbers: [PageNumber], snapshot: FrameSequence, into out: inout [PageBuffer]) throws(StorageError) {
+        let first = out.count
+        let revoked = state.withLock { s -> Bool in
+            if snapshot < s.revokedBelow { return true }
+            for number in numbers { s.table.hint(number.rawValue, at: snapshot) }
+            for number in numbers {
+                guard case .buffer(let b) = s.table.find(number.rawValue, at: snapshot) else { break }
+                out.append(b)
+            }
+            return false
+        }
+        if revoked { throw snapshotTooOld() }
+        for number in numbers[(out.count - first)...] { out.append(try readPage(number, snapshot: snapshot)) }
+    }
+
     /// Reads the log frame `ref` found in log generation `generation`. Returns nil when the log
     /// was reset since (a checkpoint copied every version into the page file first, I8): the
     /// frame's bytes may be gone or another generation's, so whatever the read gave — bytes or

@@ -54,6 +54,19 @@ final class ReadPages: PageSource {
         return buffer
     }
 
+    /// Many pages at once (a batch of leaves, `BTreeCursor.lookUpEach`): the cached ones found
+    /// together (`Pager.readPages`); a branch among them is kept as `page(_:)` keeps it.
+    func pages(_ numbers: [PageNumber], into out: inout [PageBuffer]) throws(StorageError) {
+        let first = out.count
+        try pager.readPages(numbers, snapshot: snapshot, into: &out)
+        for (k, number) in numbers.enumerated() where out[first + k].pointer.load(fromByteOffset: 4, as: UInt8.self) == PageType.branch.rawValue {
+            let slot = Int(number.rawValue) & (Self.branchSlots - 1)
+            let entry = slots[slot]
+            if entry != 0, UInt32(truncatingIfNeeded: entry &>> 32) == number.rawValue { continue }
+            keep(out[first + k], number, slot: slot, replacing: entry)
+        }
+    }
+
     private func keep(_ buffer: PageBuffer, _ number: PageNumber, slot: Int, replacing entry: UInt64) {
         let place: UInt64
         if entry != 0 {
