@@ -203,7 +203,7 @@ struct PageTable {
     /// Where `PageSlot.base` and `PageSlot.log` sit in a slot (constants: `MemoryLayout`'s
     /// key-path offsets are not folded, and a `static let` costs a `swift_once` per use). Each is
     /// one optional class reference (its object's address, 0 when nil):
-    /// `PageCacheTests.slotObjects` checks both against `MemoryLayout` and the objects themselves.
+    /// `PageBatchTests.slotObjects` checks both against `MemoryLayout` and the objects themselves.
     static var baseOffset: Int { 0 }
     static var logOffset: Int { 16 }
 
