@@ -11,13 +11,26 @@ import KeelModel
 import KeelStorage
 
 let args = CommandLine.arguments
-guard args.count >= 3 else {
+func usage(_ problem: String? = nil) -> Never {
+    if let problem { FileHandle.standardError.write("keel-save-bench: \(problem)\n".data(using: .utf8)!) }
     FileHandle.standardError.write("usage: keel-save-bench MODEL.json DIR [THREADS] [SAVES] [off|normal|full]\n".data(using: .utf8)!)
     exit(2)
 }
-let threads = args.count > 3 ? Int(args[3])! : 1
-let saves = args.count > 4 ? Int(args[4])! : 1000
-let sync = args.count > 5 ? SyncMode(rawValue: args[5])! : .off
+guard (3...6).contains(args.count) else { usage() }
+func count(_ index: Int, default value: Int, _ name: String) -> Int {
+    guard args.count > index else { return value }
+    guard let n = Int(args[index]), n >= 1 else { usage("\(name) must be a whole number of at least 1, not '\(args[index])'") }
+    return n
+}
+let threads = count(3, default: 1, "THREADS")
+let saves = count(4, default: 1000, "SAVES")
+let sync: SyncMode
+if args.count > 5 {
+    guard let mode = SyncMode(rawValue: args[5]) else { usage("the sync mode is off, normal or full, not '\(args[5])'") }
+    sync = mode
+} else {
+    sync = .off
+}
 do {
     let model = try ModelLoader.load(text: try String(contentsOfFile: args[1], encoding: .utf8))
     var options = ObjectStoreOptions()
