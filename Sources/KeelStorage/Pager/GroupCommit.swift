@@ -27,18 +27,35 @@ final class GroupCommit: @unchecked Sendable {
     /// Guarded by `lock`: the last frame sequence appended, and the last one known durable.
     private var appended: UInt64 = 0
     private var synced: UInt64 = 0
-    /// A leader is syncing, or has been chosen to (woken with `.lead`).
-    private var syncing = false
+    /// Syncs under way, or leaders chosen to start one (woken with `.lead`): at most
+    /// `maxSyncsInFlight`.
+    private var slots = 0
+    /// The syncs under way or ended but not yet accounted, in the order they started. A sync's
+    /// success counts only once every sync that started before it has ended well (below).
+    private var flights: [Flight] = []
     private var failure: StorageError?
+    /// A sync failed: no later sync's success counts (its fdatasync may not have seen the error
+    /// that an earlier one took).
+    private var syncFailed = false
     private var syncCount: UInt64 = 0
     /// Committers waiting while a sync is under way, in the order they came.
     private var waiters: [Waiter] = []
+    /// How many fdatasyncs may run at once (1: the next starts when one ends).
+    let maxSyncsInFlight: Int
+
+    /// One sync: what it covers (everything appended when it started), and how it ended.
+    private final class Flight {
+        let upTo: UInt64
+        var ended = false
+        var succeeded = false
+        init(upTo: UInt64) { self.upTo = upTo }
+    }
 
     /// Why a waiting committer was woken.
     private enum Wake {
         case durable
         case failed(StorageError)
-        /// Lead the next sync: `syncing` is already set on its behalf.
+        /// Lead a sync: a slot (`slots`) is already taken on its behalf.
         case lead
     }
 
@@ -59,8 +76,10 @@ final class GroupCommit: @unchecked Sendable {
     /// new readers (called with the lock held, in increasing order).
     init(
         durableUpTo start: FrameSequence, syncLog: @escaping @Sendable () throws(StorageError) -> Void,
-        publish: @escaping @Sendable (FrameSequence) -> Void
+        publish: @escaping @Sendable (FrameSequence) -> Void, maxSyncsInFlight: Int = 2
     ) {
+        precondition(maxSyncsInFlight >= 1)
+        self.maxSyncsInFlight = maxSyncsInFlight
         appended = start.rawValue
         synced = start.rawValue
         self.syncLog = syncLog
@@ -106,7 +125,8 @@ final class GroupCommit: @unchecked Sendable {
         for waiter in woken { waiter.parker.unpark() }
     }
 
-    /// Returns once `sequence` is durable, syncing as the leader when nobody else is.
+    /// Returns once `sequence` is durable, syncing as the leader when no sync under way covers
+    /// it and a sync may start.
     func waitDurable(_ sequence: FrameSequence) throws(StorageError) {
         let target = sequence.rawValue
         lock.lock()
@@ -118,69 +138,112 @@ final class GroupCommit: @unchecked Sendable {
             lock.unlock()
             throw failure
         }
-        if syncing {
-            let me = Waiter(sequence: target)
-            waiters.append(me)
-            lock.unlock()
-            me.parker.park()
-            switch me.wake {
-            case .durable: return
-            case .failed(let error): throw error
-            case .lead: lock.lock()
-            }
-        } else {
-            syncing = true
+        if flightCovers(target) || slots >= maxSyncsInFlight {
+            try waitAsWaiter(target)
+            return
         }
+        slots += 1
         try lead(until: target)
     }
 
-    /// Syncs as the leader (`syncing` set for this thread, the lock held) until `target` is
-    /// durable or the store has failed; wakes the waiters each sync covered and hands the next
-    /// sync to one of the rest. Returns with the lock released.
-    private func lead(until target: UInt64) throws(StorageError) {
-        while true {
-            let upTo = appended
-            lock.unlock()
-            var syncError: StorageError?
-            do throws(StorageError) {
-                try syncLog()
-            } catch {
-                syncError = error
-            }
+    /// Whether a sync under way (or ended, not yet accounted) covers `target` (lock held).
+    private func flightCovers(_ target: UInt64) -> Bool {
+        flights.last.map { $0.upTo >= target } ?? false
+    }
+
+    /// Parks until `target` is durable, the store failed, or this committer is to lead a sync
+    /// (the lock held on entry; returns with it released).
+    private func waitAsWaiter(_ target: UInt64) throws(StorageError) {
+        let me = Waiter(sequence: target)
+        waiters.append(me)
+        lock.unlock()
+        me.parker.park()
+        switch me.wake {
+        case .durable: return
+        case .failed(let error): throw error
+        case .lead:
             lock.lock()
-            syncCount += 1
-            if let syncError, failure == nil {
+            try lead(until: target)
+        }
+    }
+
+    /// Syncs as a leader (a slot taken for this thread, the lock held): one fdatasync of what is
+    /// appended, then accounts every sync that has ended in start order, wakes the waiters that
+    /// made durable, and hands free slots to waiters no sync under way covers. Returns with the
+    /// lock released once `target` is durable; waits as a waiter when an earlier sync is still
+    /// under way; throws when the store has failed.
+    ///
+    /// Several syncs may run at once (`maxSyncsInFlight`): a leader whose frames an earlier sync
+    /// does not cover starts its own at once instead of waiting for that sync's end and the
+    /// hand-off's wake-up, so the disk always has the next sync queued. Each fdatasync makes
+    /// durable what was written before it began; a later one that ends first counts only once
+    /// the earlier ones have ended well (after a failed fdatasync, a concurrent one may return
+    /// success for pages the kernel dropped: the error is reported once per open file).
+    private func lead(until target: UInt64) throws(StorageError) {
+        let flight = Flight(upTo: appended)
+        flights.append(flight)
+        lock.unlock()
+        var syncError: StorageError?
+        do throws(StorageError) {
+            try syncLog()
+        } catch {
+            syncError = error
+        }
+        lock.lock()
+        syncCount += 1
+        slots -= 1
+        flight.ended = true
+        flight.succeeded = syncError == nil
+        if let syncError {
+            syncFailed = true
+            if failure == nil {
                 failure = StorageError(
                     .readOnly, "fdatasync of the log failed; the store is read-only until reopened (fail-stop)",
                     cause: syncError)
             }
-            if syncError == nil {
-                synced = max(synced, upTo)
-                publish(FrameSequence(synced))
+        }
+        // Account the ended syncs in the order they started.
+        let before = synced
+        while let first = flights.first, first.ended {
+            flights.removeFirst()
+            if first.succeeded && !syncFailed { synced = max(synced, first.upTo) }
+        }
+        if synced > before { publish(FrameSequence(synced)) }
+        var woken = takeCovered()
+        if let failure {
+            // Fail-stop: nobody leads again; every waiter not covered gets the failure.
+            for waiter in waiters { waiter.wake = .failed(failure) }
+            woken += waiters
+            waiters = []
+        } else {
+            // A free slot goes to the first waiter no sync under way covers: the next sync is its
+            // to run, and covers every waiter appended so far.
+            if slots < maxSyncsInFlight, let i = waiters.firstIndex(where: { !flightCovers($0.sequence) }) {
+                let next = waiters.remove(at: i)
+                next.wake = .lead
+                slots += 1
+                woken.append(next)
             }
-            var woken = takeCovered()
-            let covered = synced >= target
-            if let failure {
-                // Fail-stop: nobody leads again; every waiter not covered gets the failure.
-                for waiter in waiters { waiter.wake = .failed(failure) }
-                woken += waiters
-                waiters = []
-                syncing = false
-            } else if covered {
-                if waiters.isEmpty {
-                    syncing = false
-                } else {
-                    // The next sync is this waiter's to run (`syncing` stays set for it).
-                    let next = waiters.removeFirst()
-                    next.wake = .lead
-                    woken.append(next)
-                }
-            }  // else: not covered (it appended before waiting, so it cannot be): sync again
+        }
+        let covered = synced >= target
+        if covered || failure != nil {
             lock.unlock()
             for waiter in woken { waiter.parker.unpark() }
             if covered { return }
-            if let failure { throw failure }
+            throw failure!
+        }
+        // An earlier sync is still under way: wait for it like any committer (it wakes this one).
+        let me = Waiter(sequence: target)
+        waiters.append(me)
+        lock.unlock()
+        for waiter in woken { waiter.parker.unpark() }
+        me.parker.park()
+        switch me.wake {
+        case .durable: return
+        case .failed(let error): throw error
+        case .lead:
             lock.lock()
+            try lead(until: target)
         }
     }
 
