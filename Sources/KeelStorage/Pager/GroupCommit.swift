@@ -1,12 +1,14 @@
 // Group commit: committers that wait for durability at the same time share one fdatasync.
 //
 // A committer appends its frames under the writer lock, releases the writer lock, then calls
-// `waitDurable(sequence)`. If no sync is running it becomes the leader: it syncs everything
-// appended so far (its own frames and those of every committer that appended before the sync
-// started), then wakes everyone whose frames that sync covered. Committers that appended while a
-// sync ran wait for it to end; the ending leader hands the next sync to one of them. So under
-// load, one fdatasync acknowledges many commits (Docs/Invariants.md, I1), and nobody is
-// acknowledged early.
+// `waitDurable(sequence)`. If no sync under way covers its frames and fewer than
+// `maxSyncsInFlight` (two) run, it becomes a leader: it syncs everything appended so far (its own
+// frames and those of every committer that appended before the sync started), then wakes
+// everyone whose frames that sync covered. Committers that appended while the syncs allowed run
+// wait; the ending leader hands the next sync to one of them. So under load, one fdatasync
+// acknowledges many commits (Docs/Invariants.md, I1), the disk always has the next sync queued
+// (a second leader does not wait for the first sync's end and a hand-off's wake-up), and nobody
+// is acknowledged early: ended syncs count in the order they started.
 //
 // Waking: each waiting committer parks on its own semaphore (`Parker`) and is told why it was
 // woken — durable, failed, or "lead the next sync" — so it returns without taking the lock
@@ -18,7 +20,8 @@
 // Fail-stop (I6): if a sync fails, the failure is remembered; every waiter not yet covered by an
 // earlier successful sync gets the error, and so does every later waiter. The sync is never
 // retried: after a failed fdatasync Linux may have dropped the dirty pages, so a retry that
-// "succeeds" proves nothing.
+// "succeeds" proves nothing — nor does a concurrent sync that started after the failed one
+// (it counts for nothing, even when it ended first).
 
 final class GroupCommit: @unchecked Sendable {
     // `@unchecked Sendable`: every mutable field below, and each waiter's `wake` until its parker
