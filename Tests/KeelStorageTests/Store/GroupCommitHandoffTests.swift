@@ -223,19 +223,27 @@ struct GroupCommitHandoffTests {
 
 @Suite("Group commit with overlapping syncs: a second sync starts at once, counts only after the first")
 struct GroupCommitOverlapTests {
+    /// Three committers on a log that allows two syncs at once: the first syncs; the first sync
+    /// does not cover the second commit, whose committer starts its own sync without waiting; the
+    /// third parks, two syncs being under way. Both syncs are held.
+    static func twoSyncsAndOneParked(
+        _ log: HeldLog
+    ) -> (Outcome, Outcome, Outcome, DispatchSemaphore, DispatchSemaphore, DispatchSemaphore) {
+        let outcomes = [Outcome(), Outcome(), Outcome()]
+        var done = [GroupCommitHandoffTests.committer(log, outcomes[0])]
+        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
+        done.append(GroupCommitHandoffTests.committer(log, outcomes[1]))
+        log.waitUntil("the second sync started while the first runs") { s, _ in s.syncsStarted == 2 }
+        done.append(GroupCommitHandoffTests.committer(log, outcomes[2]))
+        log.waitUntil("the third committer parked") { _, g in g.waitingCommitters == 1 }
+        #expect(log.snapshot.syncsStarted == 2)
+        return (outcomes[0], outcomes[1], outcomes[2], done[0], done[1], done[2])
+    }
+
     @Test("a commit no running sync covers starts its own sync at once; a later sync that ends first acknowledges nobody")
     func overlappingSyncs() {
         let log = HeldLog(held: false, heldEach: true, maxSyncsInFlight: 2)
-        let first = Outcome(), second = Outcome(), third = Outcome()
-        let firstDone = GroupCommitHandoffTests.committer(log, first)
-        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
-        // The first sync does not cover the second commit: its committer syncs without waiting.
-        let secondDone = GroupCommitHandoffTests.committer(log, second)
-        log.waitUntil("the second sync started while the first runs") { s, _ in s.syncsStarted == 2 }
-        // Two syncs under way: the third commit waits.
-        let thirdDone = GroupCommitHandoffTests.committer(log, third)
-        log.waitUntil("the third committer parked") { _, g in g.waitingCommitters == 1 }
-        #expect(log.snapshot.syncsStarted == 2)
+        let (first, second, third, firstDone, secondDone, thirdDone) = Self.twoSyncsAndOneParked(log)
         // The second sync ends first: it counts only once the first has ended well. Its slot goes
         // to the third commit, which no sync under way covers.
         log.releases[1].signal()
@@ -259,13 +267,7 @@ struct GroupCommitOverlapTests {
     @Test("a sync that succeeds after an earlier one began counts for nothing when the earlier one fails (fail-stop)")
     func laterSuccessAfterFailure() {
         let log = HeldLog(held: false, heldEach: true, failingSync: 1, maxSyncsInFlight: 2)
-        let first = Outcome(), second = Outcome(), third = Outcome()
-        let firstDone = GroupCommitHandoffTests.committer(log, first)
-        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
-        let secondDone = GroupCommitHandoffTests.committer(log, second)
-        log.waitUntil("the second sync started") { s, _ in s.syncsStarted == 2 }
-        let thirdDone = GroupCommitHandoffTests.committer(log, third)
-        log.waitUntil("the third committer parked") { _, g in g.waitingCommitters == 1 }
+        let (first, second, third, firstDone, secondDone, thirdDone) = Self.twoSyncsAndOneParked(log)
         // The second sync succeeds first (the third commit starts the third); then the first
         // fails, then the third succeeds.
         log.releases[1].signal()
