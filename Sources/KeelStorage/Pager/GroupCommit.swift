@@ -1,14 +1,12 @@
 // Group commit: committers that wait for durability at the same time share one fdatasync.
 //
 // A committer appends its frames under the writer lock, releases the writer lock, then calls
-// `waitDurable(sequence)`. If no sync under way covers its frames and fewer than
-// `maxSyncsInFlight` (two) run, it becomes a leader: it syncs everything appended so far (its own
-// frames and those of every committer that appended before the sync started), then wakes
-// everyone whose frames that sync covered. Committers that appended while the syncs allowed run
-// wait; the ending leader hands the next sync to one of them. So under load, one fdatasync
-// acknowledges many commits (Docs/Invariants.md, I1), the disk always has the next sync queued
-// (a second leader does not wait for the first sync's end and a hand-off's wake-up), and nobody
-// is acknowledged early: ended syncs count in the order they started.
+// `waitDurable(sequence)`. If no sync is running it becomes the leader: it syncs everything
+// appended so far (its own frames and those of every committer that appended before the sync
+// started), then wakes everyone whose frames that sync covered. Committers that appended while a
+// sync ran wait for it to end; the ending leader hands the next sync to one of them. So under
+// load, one fdatasync acknowledges many commits (Docs/Invariants.md, I1), and nobody is
+// acknowledged early.
 //
 // Waking: each waiting committer parks on its own semaphore (`Parker`) and is told why it was
 // woken — durable, failed, or "lead the next sync" — so it returns without taking the lock
@@ -20,8 +18,7 @@
 // Fail-stop (I6): if a sync fails, the failure is remembered; every waiter not yet covered by an
 // earlier successful sync gets the error, and so does every later waiter. The sync is never
 // retried: after a failed fdatasync Linux may have dropped the dirty pages, so a retry that
-// "succeeds" proves nothing — nor does a concurrent sync that started after the failed one
-// (it counts for nothing, even when it ended first).
+// "succeeds" proves nothing.
 
 final class GroupCommit: @unchecked Sendable {
     // `@unchecked Sendable`: every mutable field below, and each waiter's `wake` until its parker
@@ -30,35 +27,18 @@ final class GroupCommit: @unchecked Sendable {
     /// Guarded by `lock`: the last frame sequence appended, and the last one known durable.
     private var appended: UInt64 = 0
     private var synced: UInt64 = 0
-    /// Syncs under way, or leaders chosen to start one (woken with `.lead`): at most
-    /// `maxSyncsInFlight`.
-    private var slots = 0
-    /// The syncs under way or ended but not yet accounted, in the order they started. A sync's
-    /// success counts only once every sync that started before it has ended well (below).
-    private var flights: [Flight] = []
+    /// A leader is syncing, or has been chosen to (woken with `.lead`).
+    private var syncing = false
     private var failure: StorageError?
-    /// A sync failed: no later sync's success counts (its fdatasync may not have seen the error
-    /// that an earlier one took).
-    private var syncFailed = false
     private var syncCount: UInt64 = 0
     /// Committers waiting while a sync is under way, in the order they came.
     private var waiters: [Waiter] = []
-    /// How many fdatasyncs may run at once (1: the next starts when one ends).
-    let maxSyncsInFlight: Int
-
-    /// One sync: what it covers (everything appended when it started), and how it ended.
-    private final class Flight {
-        let upTo: UInt64
-        var ended = false
-        var succeeded = false
-        init(upTo: UInt64) { self.upTo = upTo }
-    }
 
     /// Why a waiting committer was woken.
     private enum Wake {
         case durable
         case failed(StorageError)
-        /// Lead a sync: a slot (`slots`) is already taken on its behalf.
+        /// Lead the next sync: `syncing` is already set on its behalf.
         case lead
     }
 
@@ -79,10 +59,8 @@ final class GroupCommit: @unchecked Sendable {
     /// new readers (called with the lock held, in increasing order).
     init(
         durableUpTo start: FrameSequence, syncLog: @escaping @Sendable () throws(StorageError) -> Void,
-        publish: @escaping @Sendable (FrameSequence) -> Void, maxSyncsInFlight: Int = 2
+        publish: @escaping @Sendable (FrameSequence) -> Void
     ) {
-        precondition(maxSyncsInFlight >= 1)
-        self.maxSyncsInFlight = maxSyncsInFlight
         appended = start.rawValue
         synced = start.rawValue
         self.syncLog = syncLog
@@ -128,8 +106,7 @@ final class GroupCommit: @unchecked Sendable {
         for waiter in woken { waiter.parker.unpark() }
     }
 
-    /// Returns once `sequence` is durable, syncing as the leader when no sync under way covers
-    /// it and a sync may start.
+    /// Returns once `sequence` is durable, syncing as the leader when nobody else is.
     func waitDurable(_ sequence: FrameSequence) throws(StorageError) {
         let target = sequence.rawValue
         lock.lock()
@@ -141,112 +118,69 @@ final class GroupCommit: @unchecked Sendable {
             lock.unlock()
             throw failure
         }
-        if flightCovers(target) || slots >= maxSyncsInFlight {
-            try waitAsWaiter(target)
-            return
+        if syncing {
+            let me = Waiter(sequence: target)
+            waiters.append(me)
+            lock.unlock()
+            me.parker.park()
+            switch me.wake {
+            case .durable: return
+            case .failed(let error): throw error
+            case .lead: lock.lock()
+            }
+        } else {
+            syncing = true
         }
-        slots += 1
         try lead(until: target)
     }
 
-    /// Whether a sync under way (or ended, not yet accounted) covers `target` (lock held).
-    private func flightCovers(_ target: UInt64) -> Bool {
-        flights.last.map { $0.upTo >= target } ?? false
-    }
-
-    /// Parks until `target` is durable, the store failed, or this committer is to lead a sync
-    /// (the lock held on entry; returns with it released).
-    private func waitAsWaiter(_ target: UInt64) throws(StorageError) {
-        let me = Waiter(sequence: target)
-        waiters.append(me)
-        lock.unlock()
-        me.parker.park()
-        switch me.wake {
-        case .durable: return
-        case .failed(let error): throw error
-        case .lead:
-            lock.lock()
-            try lead(until: target)
-        }
-    }
-
-    /// Syncs as a leader (a slot taken for this thread, the lock held): one fdatasync of what is
-    /// appended, then accounts every sync that has ended in start order, wakes the waiters that
-    /// made durable, and hands free slots to waiters no sync under way covers. Returns with the
-    /// lock released once `target` is durable; waits as a waiter when an earlier sync is still
-    /// under way; throws when the store has failed.
-    ///
-    /// Several syncs may run at once (`maxSyncsInFlight`): a leader whose frames an earlier sync
-    /// does not cover starts its own at once instead of waiting for that sync's end and the
-    /// hand-off's wake-up, so the disk always has the next sync queued. Each fdatasync makes
-    /// durable what was written before it began; a later one that ends first counts only once
-    /// the earlier ones have ended well (after a failed fdatasync, a concurrent one may return
-    /// success for pages the kernel dropped: the error is reported once per open file).
+    /// Syncs as the leader (`syncing` set for this thread, the lock held) until `target` is
+    /// durable or the store has failed; wakes the waiters each sync covered and hands the next
+    /// sync to one of the rest. Returns with the lock released.
     private func lead(until target: UInt64) throws(StorageError) {
-        let flight = Flight(upTo: appended)
-        flights.append(flight)
-        lock.unlock()
-        var syncError: StorageError?
-        do throws(StorageError) {
-            try syncLog()
-        } catch {
-            syncError = error
-        }
-        lock.lock()
-        syncCount += 1
-        slots -= 1
-        flight.ended = true
-        flight.succeeded = syncError == nil
-        if let syncError {
-            syncFailed = true
-            if failure == nil {
+        while true {
+            let upTo = appended
+            lock.unlock()
+            var syncError: StorageError?
+            do throws(StorageError) {
+                try syncLog()
+            } catch {
+                syncError = error
+            }
+            lock.lock()
+            syncCount += 1
+            if let syncError, failure == nil {
                 failure = StorageError(
                     .readOnly, "fdatasync of the log failed; the store is read-only until reopened (fail-stop)",
                     cause: syncError)
             }
-        }
-        // Account the ended syncs in the order they started.
-        let before = synced
-        while let first = flights.first, first.ended {
-            flights.removeFirst()
-            if first.succeeded && !syncFailed { synced = max(synced, first.upTo) }
-        }
-        if synced > before { publish(FrameSequence(synced)) }
-        var woken = takeCovered()
-        if let failure {
-            // Fail-stop: nobody leads again; every waiter not covered gets the failure.
-            for waiter in waiters { waiter.wake = .failed(failure) }
-            woken += waiters
-            waiters = []
-        } else {
-            // A free slot goes to the first waiter no sync under way covers: the next sync is its
-            // to run, and covers every waiter appended so far.
-            if slots < maxSyncsInFlight, let i = waiters.firstIndex(where: { !flightCovers($0.sequence) }) {
-                let next = waiters.remove(at: i)
-                next.wake = .lead
-                slots += 1
-                woken.append(next)
+            if syncError == nil {
+                synced = max(synced, upTo)
+                publish(FrameSequence(synced))
             }
-        }
-        let covered = synced >= target
-        if covered || failure != nil {
+            var woken = takeCovered()
+            let covered = synced >= target
+            if let failure {
+                // Fail-stop: nobody leads again; every waiter not covered gets the failure.
+                for waiter in waiters { waiter.wake = .failed(failure) }
+                woken += waiters
+                waiters = []
+                syncing = false
+            } else if covered {
+                if waiters.isEmpty {
+                    syncing = false
+                } else {
+                    // The next sync is this waiter's to run (`syncing` stays set for it).
+                    let next = waiters.removeFirst()
+                    next.wake = .lead
+                    woken.append(next)
+                }
+            }  // else: not covered (it appended before waiting, so it cannot be): sync again
             lock.unlock()
             for waiter in woken { waiter.parker.unpark() }
             if covered { return }
-            throw failure!
-        }
-        // An earlier sync is still under way: wait for it like any committer (it wakes this one).
-        let me = Waiter(sequence: target)
-        waiters.append(me)
-        lock.unlock()
-        for waiter in woken { waiter.parker.unpark() }
-        me.parker.park()
-        switch me.wake {
-        case .durable: return
-        case .failed(let error): throw error
-        case .lead:
+            if let failure { throw failure }
             lock.lock()
-            try lead(until: target)
         }
     }
 

@@ -28,25 +28,20 @@ final class HeldLog: Sendable {
     let writer = Mutex(())
     /// Signalled once per sync that may finish (held logs only).
     let release = DispatchSemaphore(value: 0)
-    /// Sync n waits for `releases[n - 1]` instead (logs held sync by sync, whose syncs overlap).
-    let releases = (0..<16).map { _ in DispatchSemaphore(value: 0) }
     let held: Bool
-    let heldEach: Bool
     /// Slows each sync a little so committers pile up (free-running logs).
     let syncMicroseconds: UInt32
     /// The group commit under test (set in init; its closures refer back to this log).
     let commit = Mutex<GroupCommit?>(nil)
 
-    init(held: Bool, heldEach: Bool = false, syncMicroseconds: UInt32 = 0, failingSync: Int? = nil, maxSyncsInFlight: Int = 1) {
+    init(held: Bool, syncMicroseconds: UInt32 = 0, failingSync: Int? = nil) {
         self.held = held
-        self.heldEach = heldEach
         self.syncMicroseconds = syncMicroseconds
         state.withLock { $0.failingSync = failingSync }
         let group = GroupCommit(
             durableUpTo: FrameSequence(0),
             syncLog: { [unowned self] () throws(StorageError) in try self.sync() },
-            publish: { [unowned self] seq in self.state.withLock { $0.published.append(seq.rawValue) } },
-            maxSyncsInFlight: maxSyncsInFlight)
+            publish: { [unowned self] seq in self.state.withLock { $0.published.append(seq.rawValue) } })
         commit.withLock { $0 = group }
     }
 
@@ -69,7 +64,6 @@ final class HeldLog: Sendable {
             return (s.appended, s.syncsStarted, s.failingSync == s.syncsStarted)
         }
         if held { release.wait() }
-        if heldEach { releases[number - 1].wait() }
         if syncMicroseconds > 0 { usleep(syncMicroseconds) }
         if fails { throw StorageError(.io, "sync \(number) failed (test)") }
         state.withLock { $0.durable = max($0.durable, covers) }
@@ -145,11 +139,9 @@ struct GroupCommitHandoffTests {
         #expect(log.group.waitingCommitters == 0)
     }
 
-    @Test(
-        "16 threads × 200 commits: every one acknowledged only once durable, publishes in order, syncs shared",
-        arguments: [1, 2, 3])
-    func manyCommitters(maxSyncsInFlight: Int) {
-        let log = HeldLog(held: false, syncMicroseconds: 200, maxSyncsInFlight: maxSyncsInFlight)
+    @Test("16 threads × 200 commits: every one acknowledged only once durable, publishes in order, syncs shared")
+    func manyCommitters() {
+        let log = HeldLog(held: false, syncMicroseconds: 200)
         let (threads, commits) = (16, 200)
         let failures = ThreadFailures()
         let workers = (0..<threads).map { t in
@@ -218,72 +210,5 @@ struct GroupCommitHandoffTests {
         try log.group.waitDurable(seq)
         #expect(log.snapshot.syncsStarted == 0)
         #expect(log.snapshot.published == [1])
-    }
-}
-
-@Suite("Group commit with overlapping syncs: a second sync starts at once, counts only after the first")
-struct GroupCommitOverlapTests {
-    /// Three committers on a log that allows two syncs at once: the first syncs; the first sync
-    /// does not cover the second commit, whose committer starts its own sync without waiting; the
-    /// third parks, two syncs being under way. Both syncs are held.
-    static func twoSyncsAndOneParked(
-        _ log: HeldLog
-    ) -> (Outcome, Outcome, Outcome, DispatchSemaphore, DispatchSemaphore, DispatchSemaphore) {
-        let outcomes = [Outcome(), Outcome(), Outcome()]
-        var done = [GroupCommitHandoffTests.committer(log, outcomes[0])]
-        log.waitUntil("the first sync started") { s, _ in s.syncsStarted == 1 }
-        done.append(GroupCommitHandoffTests.committer(log, outcomes[1]))
-        log.waitUntil("the second sync started while the first runs") { s, _ in s.syncsStarted == 2 }
-        done.append(GroupCommitHandoffTests.committer(log, outcomes[2]))
-        log.waitUntil("the third committer parked") { _, g in g.waitingCommitters == 1 }
-        #expect(log.snapshot.syncsStarted == 2)
-        return (outcomes[0], outcomes[1], outcomes[2], done[0], done[1], done[2])
-    }
-
-    @Test("a commit no running sync covers starts its own sync at once; a later sync that ends first acknowledges nobody")
-    func overlappingSyncs() {
-        let log = HeldLog(held: false, heldEach: true, maxSyncsInFlight: 2)
-        let (first, second, third, firstDone, secondDone, thirdDone) = Self.twoSyncsAndOneParked(log)
-        // The second sync ends first: it counts only once the first has ended well. Its slot goes
-        // to the third commit, which no sync under way covers.
-        log.releases[1].signal()
-        log.waitUntil("the third sync started") { s, _ in s.syncsStarted == 3 }
-        log.waitUntil("the second committer waits for the first sync") { _, g in g.waitingCommitters == 1 }
-        #expect([first, second, third].allSatisfy { $0.text == nil }, "nobody acknowledged before the first sync ends")
-        #expect(log.snapshot.published.isEmpty)
-        log.releases[0].signal()
-        for done in [firstDone, secondDone] { #expect(done.wait(timeout: .now() + 60) == .success) }
-        #expect(first.text == "durable" && second.text == "durable")
-        #expect(log.snapshot.published == [2], "both syncs accounted together, in order")
-        #expect(third.text == nil)
-        log.releases[2].signal()
-        #expect(thirdDone.wait(timeout: .now() + 60) == .success)
-        #expect(third.text == "durable")
-        #expect(log.snapshot.published == [2, 3])
-        #expect(log.group.syncs == 3)
-        #expect(log.group.waitingCommitters == 0)
-    }
-
-    @Test("a sync that succeeds after an earlier one began counts for nothing when the earlier one fails (fail-stop)")
-    func laterSuccessAfterFailure() {
-        let log = HeldLog(held: false, heldEach: true, failingSync: 1, maxSyncsInFlight: 2)
-        let (first, second, third, firstDone, secondDone, thirdDone) = Self.twoSyncsAndOneParked(log)
-        // The second sync succeeds first (the third commit starts the third); then the first
-        // fails, then the third succeeds.
-        log.releases[1].signal()
-        log.waitUntil("the third sync started") { s, _ in s.syncsStarted == 3 }
-        log.waitUntil("the second committer waits for the first sync") { _, g in g.waitingCommitters == 1 }
-        #expect(second.text == nil)
-        log.releases[0].signal()
-        for done in [firstDone, secondDone] { #expect(done.wait(timeout: .now() + 60) == .success) }
-        #expect(third.text == nil)
-        log.releases[2].signal()
-        #expect(thirdDone.wait(timeout: .now() + 60) == .success)
-        #expect([first, second, third].map(\.text) == ["failed: READ_ONLY", "failed: READ_ONLY", "failed: READ_ONLY"])
-        #expect(log.snapshot.published.isEmpty, "nothing published after a failed sync, whatever ended first")
-        let later = Outcome()
-        #expect(GroupCommitHandoffTests.committer(log, later).wait(timeout: .now() + 60) == .success)
-        #expect(later.text == "failed: READ_ONLY")
-        #expect(log.snapshot.syncsStarted == 3, "no sync after the failure")
     }
 }
