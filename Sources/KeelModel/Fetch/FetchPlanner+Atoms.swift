@@ -219,58 +219,79 @@ extension FetchPlanner {
         var stillFixed = true
         var constrainedColumns = 0
         for field in index.fields {
-            // No atom on this column: nothing more of the index is served (and no list is built
-            // for the indexes a predicate does not touch).
-            guard atoms.contains(where: { $0.field == field }) else { break }
-            let mine = atoms.filter { $0.field == field }
-            let points = mine.filter { $0.pointCount != .max }.min { $0.pointCount < $1.pointCount }
+            // The column's atoms, found without building lists of them: the points atom with the
+            // fewest keys (the first of equals), and whether a range atom is there. No atom on
+            // this column: nothing more of the index is served.
+            var points: Atom? = nil
+            var hasAtom = false
+            var hasRange = false
+            for atom in atoms where atom.field == field {
+                hasAtom = true
+                switch atom.constraint {
+                case .points(let keys, _):
+                    if points == nil || keys.count < points!.pointCount { points = atom }
+                case .range:
+                    hasRange = true
+                }
+            }
+            guard hasAtom else { break }
             if let points, case .points(let keys, let hasNull) = points.constraint, !(index.isUnique && hasNull),
                 keys.count * prefixes.count <= 1024
             {
                 // The first column's points are the prefixes themselves (no copy per key).
-                prefixes = prefixes == [[]] ? keys : prefixes.flatMap { p in keys.map { p + $0 } }
+                let atRoot = prefixes.count == 1 && prefixes[0].isEmpty
+                prefixes = atRoot ? keys : prefixes.flatMap { p in keys.map { p + $0 } }
                 served.append(points.term)
                 conditions.append(points.text)
                 constrainedColumns += 1
                 if stillFixed, keys.count == 1 { fixed += 1 } else { stillFixed = false }
                 continue
             }
-            let rangeAtoms = mine.filter { if case .range = $0.constraint { true } else { false } }
-            if !rangeAtoms.isEmpty {
+            if hasRange {
                 var column = KeyRange(lower: [], upper: nil)
-                for atom in rangeAtoms {
-                    if case .range(let r) = atom.constraint { column = column.intersection(r) }
+                for atom in atoms where atom.field == field {
+                    guard case .range(let r) = atom.constraint else { continue }
+                    column = column.intersection(r)
                     served.append(atom.term)
                     conditions.append(atom.text)
                 }
                 constrainedColumns += 1
+                // Under the empty prefix (a range on the first column) the column's bounds are
+                // the key range itself: no concatenation copied.
                 ranges = prefixes.map { p in
-                    KeyRange(lower: p + column.lower, upper: column.upper.map { p + $0 } ?? KeyRange.successor(of: p))
+                    p.isEmpty
+                        ? KeyRange(lower: column.lower, upper: column.upper ?? KeyRange.successor(of: p))
+                        : KeyRange(lower: p + column.lower, upper: column.upper.map { p + $0 } ?? KeyRange.successor(of: p))
                 }
             }
             break
         }
         if index.isUnique, constrainedColumns < index.fields.count { return nil }
-        // Serving no term and no sort asked: nothing to build (sortOrder would say nil).
-        if served.isEmpty, ordering?.keys.isEmpty ?? true { return nil }
+        // Serving no term and not giving the sort asked (none asked included): no candidate,
+        // decided before its ranges are built (an index of the entity that only a sort could
+        // use was a list of ranges, normalized, built and dropped per request).
+        if served.isEmpty, sortOrder(index, fixedColumns: fixed) == nil { return nil }
         let all = KeyRange.normalized(ranges ?? prefixes.map { KeyRange.prefix($0) })
-        let access = IndexAccess(index: index, ranges: all, conditions: conditions, served: served, fixedColumns: fixed)
-        if served.isEmpty, sortOrder(access) == nil { return nil }
-        return access
+        return IndexAccess(index: index, ranges: all, conditions: conditions, served: served, fixedColumns: fixed)
     }
 
     /// Whether reading `access` in key order (or backwards) gives the requested sort: the sort
     /// keys are exactly the index columns after those fixed by equality, plain attributes of the
     /// object, all ascending or all descending, case-sensitive. Nil when it does not; false/true
     /// for forwards/backwards. No sort requested: nil.
-    func sortOrder(_ access: IndexAccess) -> Bool? {
+    func sortOrder(_ access: IndexAccess) -> Bool? { sortOrder(access.index, fixedColumns: access.fixedColumns) }
+
+    /// `sortOrder` of a read of `index` whose first `fixedColumns` columns are fixed by equality.
+    func sortOrder(_ index: Index, fixedColumns: Int) -> Bool? {
         guard let ordering, !ordering.keys.isEmpty else { return nil }
-        let rest = access.index.fields[access.fixedColumns...]
-        guard rest.count == ordering.keys.count else { return nil }
-        let ascending = ordering.keys[0].descriptor.ascending
+        let fields = index.fields
+        let keys = ordering.keys
+        guard fields.count - fixedColumns == keys.count else { return nil }
+        let ascending = keys[0].descriptor.ascending
         let properties = model[entity].properties
-        for (key, field) in zip(ordering.keys, rest) {
-            guard case .field(let f) = key.expression, f == field, !key.descriptor.caseInsensitive,
+        for k in keys.indices {
+            let key = keys[k]
+            guard case .field(let f) = key.expression, f == fields[fixedColumns + k], !key.descriptor.caseInsensitive,
                 key.descriptor.ascending == ascending, case .attribute(let a) = properties[f], a.type != .json
             else { return nil }
         }

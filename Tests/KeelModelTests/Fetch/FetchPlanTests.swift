@@ -38,6 +38,48 @@ struct FetchPlanTests {
             == "INDEX Employee.department,salary (department == Department/3) backwards → sort: by index (salary descending); about 1 row")
     }
 
+    @Test("a column's atoms: the point term with the fewest keys served (the first of equals), ranges intersected under each prefix, too many points or a null on a unique index left to the filter, an index only a sort could use taken only when it gives the sort — each as the scan answers")
+    func columnAtoms() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let many: [JSON] = (0..<1_100).map { .string("n\($0)") } + ["Zed"]
+        let cases: [(entity: String, predicate: String?, args: [JSON], sort: [KeelSortDescriptor], plan: String)] = [
+            ("Employee", "name == 'Zed' AND name == 'Alice'", [], [], "INDEX Person.name (name == \"Zed\") → filter: name == \"Alice\""),
+            ("Employee", "name == 'Alice' AND name == 'Zed'", [], [], "INDEX Person.name (name == \"Alice\") → filter: name == \"Zed\""),
+            ("Employee", "name IN {'Zed', 'Alice'} AND name == 'Alice'", [], [], "INDEX Person.name (name == \"Alice\") → filter: name IN"),
+            ("Employee", "name > 'B' AND name == 'Zed'", [], [], "INDEX Person.name (name == \"Zed\") → filter: name > \"B\""),
+            ("Employee", "name > 'B' AND name < 'Eve'", [], [], "INDEX Person.name (name > \"B\", name < \"Eve\")"),
+            ("Employee", "name >= 'Chloé' AND name <= 'Zed' AND name < 'bob'", [], [], "INDEX Person.name (name >= \"Chloé\", name <= \"Zed\", name < \"bob\")"),
+            ("Employee", "department IN %@ AND salary > 4000 AND salary < 6000", [.array([data.dept(0), data.dept(1)])], [],
+             "INDEX Employee.department,salary (department IN {"),
+            ("Employee", "department == %@ AND salary >= 3900", [data.dept(1)], [], "INDEX Employee.department,salary (department == Department/2, salary >= 3900)"),
+            ("Employee", "name IN %@", [.array(many)], [], "SCAN Employee → filter: name IN"),
+            ("Employee", "name IN %@ AND name >= 'A'", [.array(many)], [], "INDEX Person.name (name >= \"A\") → filter: name IN"),
+            ("Company", "name == nil", [], [], "SCAN Company"),
+            ("Employee", "age > 3", [], [KeelSortDescriptor(key: "name")], "INDEX Person.name (all entries) → filter: age > 3 → sort: by index (name)"),
+            ("Employee", "age > 3", [], [KeelSortDescriptor(key: "salary")], "SCAN Employee → filter: age > 3 → sort: in memory (salary)"),
+            ("Employee", "department == %@", [data.dept(0)], [KeelSortDescriptor(key: "name")],
+             "INDEX Employee.department,salary (department == Department/1) → sort: in memory (name)"),
+            ("Employee", "department == %@", [data.dept(0)], [KeelSortDescriptor(key: "salary", ascending: false)],
+             "INDEX Employee.department,salary (department == Department/1) backwards → sort: by index (salary descending)"),
+        ]
+        for (entity, predicate, args, sort, plan) in cases {
+            let request = FetchRequest(entity: entity, predicate: predicate, args: args, sort: sort)
+            let explained = try c.explain(request)
+            #expect(explained.hasPrefix(plan), "\(predicate ?? "-"): \(explained)")
+            var scan = request
+            scan.usesIndexes = false
+            #expect(try c.explain(scan).hasPrefix("SCAN"))
+            let indexed = try c.names(request), scanned = try c.names(scan)
+            #expect((sort.isEmpty ? indexed.sorted() : indexed) == (sort.isEmpty ? scanned.sorted() : scanned), "\(predicate ?? "-")")
+        }
+        // The answers the plans give, written out (the scan could be wrong the same way).
+        #expect(try c.names(FetchRequest(entity: "Employee", predicate: "name > 'B' AND name < 'Eve'")).sorted() == ["Chloé", "David"])
+        #expect(try c.names(FetchRequest(entity: "Employee", predicate: "department IN %@ AND salary > 4000 AND salary < 6000",
+                                         args: [.array([data.dept(0), data.dept(1)])])).sorted() == ["Alice", "bob"])
+        #expect(try c.names(FetchRequest(entity: "Employee", predicate: "name IN %@ AND name >= 'A'", args: [.array(many)])) == ["Zed"])
+    }
+
     @Test("department.name as a semi-join through the Department.name index; a constant deleted in the context matches nothing")
     func throughToOne() throws {
         let data = try FetchTestData()
