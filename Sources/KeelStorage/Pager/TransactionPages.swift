@@ -48,10 +48,14 @@ final class ReadPages: PageSource {
             return kept[Int(truncatingIfNeeded: entry & 0xFFFF_FFFF) &- 1]
         }
         let buffer = try pager.readPage(number, snapshot: snapshot)
-        if buffer.pointer.load(fromByteOffset: 4, as: UInt8.self) == PageType.branch.rawValue {
-            keep(buffer, number, slot: slot, replacing: entry)
-        }
+        if Self.isBranch(buffer) { keep(buffer, number, slot: slot, replacing: entry) }
         return buffer
+    }
+
+    /// Whether `buffer` holds a branch page (its type byte), the pages a read keeps.
+    @inline(__always)
+    private static func isBranch(_ buffer: PageBuffer) -> Bool {
+        buffer.pointer.load(fromByteOffset: 4, as: UInt8.self) == PageType.branch.rawValue
     }
 
     /// Many pages at once (a batch of leaves, `BTreeCursor.lookUpEach`): the cached ones found
@@ -59,7 +63,7 @@ final class ReadPages: PageSource {
     func pages(_ numbers: [PageNumber], into out: inout [PageBuffer]) throws(StorageError) {
         let first = out.count
         try pager.readPages(numbers, snapshot: snapshot, into: &out)
-        for (k, number) in numbers.enumerated() where out[first + k].pointer.load(fromByteOffset: 4, as: UInt8.self) == PageType.branch.rawValue {
+        for (k, number) in numbers.enumerated() where Self.isBranch(out[first + k]) {
             let slot = Int(number.rawValue) & (Self.branchSlots - 1)
             let entry = slots[slot]
             if entry != 0, UInt32(truncatingIfNeeded: entry &>> 32) == number.rawValue { continue }
