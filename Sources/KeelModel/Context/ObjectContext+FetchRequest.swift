@@ -69,7 +69,8 @@ extension ObjectContext {
         // buffer instead, each row was copied for the call (its references retained) and that
         // copy destroyed after it (released), then the array's own released them again. (Moving
         // them out reversed, by `popLast`, cost more: `reverse` copied them; round fetchrow.)
-        let stoppedEarly = try rows.withUnsafeMutableBufferPointer { (buffer) throws(KeelError) -> Bool in
+        // (An empty list is not opened for writing: that would give it storage of its own.)
+        let stoppedEarly = try rows.isEmpty ? false : rows.withUnsafeMutableBufferPointer { (buffer) throws(KeelError) -> Bool in
             guard let base = buffer.baseAddress else { return false }
             for i in 0..<buffer.count {
                 delivered += 1
