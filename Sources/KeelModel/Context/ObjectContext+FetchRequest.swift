@@ -63,14 +63,21 @@ extension ObjectContext {
         }
         var rows = consume firstRows
         var delivered = 0
-        // Each row read from the array's buffer. The call still copies it (a FetchRow holds a
-        // dozen references, retained and released per row: ~130 instructions); moving the rows
-        // out instead (reversed, `popLast`) cost more, `reverse` copying them (Performance.md,
-        // round fetchrow).
-        let stoppedEarly = try rows.withUnsafeBufferPointer { (buffer) throws(KeelError) -> Bool in
-            for i in buffer.indices {
+        // Each row moved out of the array's buffer in place, an ID-only row (nothing to release)
+        // left in its slot before `row` runs (so the array stays whole if it throws): the call
+        // borrows the moved row, and its destruction here is the row's only one. Read from the
+        // buffer instead, each row was copied for the call (its references retained) and that
+        // copy destroyed after it (released), then the array's own released them again. (Moving
+        // them out reversed, by `popLast`, cost more: `reverse` copied them; round fetchrow.)
+        // (An empty list is not opened for writing: that would give it storage of its own.)
+        let stoppedEarly = try rows.isEmpty ? false : rows.withUnsafeMutableBufferPointer { (buffer) throws(KeelError) -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            for i in 0..<buffer.count {
                 delivered += 1
-                guard try row(buffer[i]) else { return true }
+                let slot = base + i
+                let taken = slot.move()
+                slot.initialize(to: FetchRow(id: taken.id, result: .ids, object: nil, fields: nil))
+                guard try row(taken) else { return true }
             }
             return false
         }

@@ -285,6 +285,56 @@ struct FetchPlanTests {
         }
     }
 
+    @Test("rows of the first read are moved to the body: kept ones outlive the fetch whole, a body that throws part-way leaves the rest released, and the next fetch gives them again")
+    func firstReadRowsMoved() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let loader = ObjectContext(store: store.store)
+        var ages: [String: Int64] = [:]
+        for i in 0..<300 {
+            let name = "m" + String(1000 + (i * 7919) % 300)
+            ages[name] = Int64(i % 90)
+            _ = try loader.insert(entity: "Employee", values: ["name": .string(name), "salary": .string("\(1000 + i)"), "age": .int(Int64(i % 90))])
+        }
+        try loader.save()
+        let c = ObjectContext(store: store.store)
+        let request = FetchRequest(entity: "Employee", predicate: "name >= 'm'", sort: [KeelSortDescriptor(key: "name")])
+        #expect(ObjectContext.fitsOneRead(try c.plan(request), ordering: try PreparedFetch(request, model: store.model).ordering))
+        let expected = ages.keys.sorted()
+        func check(_ kept: [FetchRow], _ count: Int, _ label: String) {
+            #expect(kept.count == count, "\(label)")
+            for (i, row) in kept.enumerated() {
+                guard case .string(let name)? = row.object?["name"], case .int(let age)? = row.object?["age"] else {
+                    Issue.record("\(label): row \(i) kept without its values (\(row.id))")
+                    continue
+                }
+                #expect(name == expected[i] && ages[name] == age && row.result == .objects, "\(label): row \(i)")
+            }
+        }
+        for stopAt in [1, 150, 300] {
+            // Kept by the body (each row once, as an object with its values), read after the fetch.
+            var kept: [FetchRow] = []
+            do {
+                try c.fetch(request) { (row) throws(KeelError) -> Bool in
+                    kept.append(row)
+                    if kept.count == stopAt, stopAt < 300 { throw KeelError(.internal, "stop") }
+                    return true
+                }
+                #expect(stopAt == 300)
+            } catch {
+                #expect(error.code == .internal && stopAt < 300)
+            }
+            check(kept, stopAt, "stopped by a throw at \(stopAt)")
+            // The same fetch again, every row: the store and the context are untouched.
+            var again: [FetchRow] = []
+            try c.fetch(request) { (row) throws(KeelError) -> Bool in
+                again.append(row)
+                return true
+            }
+            check(again, 300, "after \(stopAt)")
+            check(Array(kept), stopAt, "kept rows after the second fetch, \(stopAt)")
+        }
+    }
+
     @Test("pending inserts, updates and deletes are seen, with and without an index, in sort order")
     func pendingChanges() throws {
         let data = try FetchTestData()
