@@ -36,7 +36,7 @@ struct OutputTests {
     func reads() throws {
         let w = try Self.small()
         defer { w.cleanUp() }
-        try expectOutput(w, ["stats", "--data", "data"], """
+        let stats = """
             entity  objects
             Author        2
             Book          3
@@ -48,7 +48,8 @@ struct OutputTests {
 
             last save: 2
 
-            """)
+            """
+        try expectOutput(w, ["stats", "--data", "data"], stats)
         try expectOutput(w, ["stats", "--data", "data", "--quick"], """
             entity  objects
             Author        2
@@ -62,11 +63,34 @@ struct OutputTests {
             last save: 2
 
             """)
+        // One row per tree (each store's walk, `files.<Conf>.trees`): cell bytes are the cells with
+        // their slots, the leaf fill those bytes over the leaves' 4064 usable bytes each.
+        try expectOutput(w, ["stats", "--data", "data", "--trees"], stats + """
+
+            store file    tree                entries  key bytes  value bytes  cell bytes  per entry  leaf pages  branch pages  leaf fill
+            Default.keel  $history                  2         16           45          69       34.5           1             0       0.02
+            Default.keel  $meta                     5         44         2070         827      165.4           1             0       0.04
+            Default.keel  idx/Book.title            3         91            0         103       34.3           1             0       0.03
+            Default.keel  link/Book.related         1         20            0          24       24.0           1             0       0.01
+            Default.keel  obj/Author                2         20           44          72       36.0           1             0       0.02
+            Default.keel  obj/Book                  3         30          102         144       48.0           1             0       0.04
+            Default.keel  olink/Author.books        3         54           30          96       32.0           1             0       0.02
+            Default.keel  uniq/Author.name          2         36           20          64       32.0           1             0       0.02
+
+            """)
+        let refused = try w.keelctl("stats", "--data", "data", "--trees", "--quick")
+        #expect(refused.status != 0 && refused.stderr.contains("--trees needs the tree walk"), "\(refused)")
         let json = try w.keelctl("stats", "--data", "data", "--json")
         let figures = try JSON.parse(json.stdout.trimmingCharacters(in: .newlines))
         #expect(figures["objects"] == ["Author": 2, "Book": 3])
         #expect(figures["totalObjects"] == 5 && figures["lastTxn"] == 2 && figures["pagesUsed"] == 11 && figures["pagesFree"] == 0)
         #expect(figures["files"]?["Default"]?["pageFileBytes"] == 45056 && figures["compressionRatio"] == 2.33)
+        let trees = figures["files"]?["Default"]?["trees"]
+        #expect(trees?["obj/Book"]?["entries"] == 3 && trees?["obj/Book"]?["keyBytes"] == 30 && trees?["obj/Book"]?["valueBytes"] == 102)
+        #expect(trees?["obj/Book"]?["cellBytes"] == 144 && trees?["obj/Book"]?["leafPages"] == 1 && trees?["obj/Book"]?["branchPages"] == 0)
+        #expect(trees?["obj/Book"]?["leafFill"] == 0.035 && trees?["$meta"]?["overflowValues"] == 1, "\(trees ?? .null)")
+        let treeEntries = trees?.objectValue?.values.reduce(0) { $0 + ($1["entries"]?.intValue ?? 0) }
+        #expect(treeEntries == figures["files"]?["Default"]?["entries"]?.intValue, "the trees' entries add up to the file's")
         try expectOutput(w, ["verify", "--data", "data"], "clean: 1 store file, 11 pages, 5 objects\n")
         try expectOutput(w, ["query", "Book", "--data", "data", "--sort", "year"], """
             $id     title                 year  notes            inPrint  author    related

@@ -42,6 +42,9 @@ struct KeelBench: ParsableCommand {
     @Flag(help: "Object rows: Keel checkpoints on the committing thread (the engine's default) instead of the object store's background checkpointer, for before/after runs.")
     var keelInlineCheckpoints = false
 
+    @Flag(help: "Leave the stores in the --dir subdirectory at the end instead of removing them (for `keelctl stats` and SQLite's dbstat).")
+    var keep = false
+
     @Option(help: .hidden)
     var contextMemoryProbe: String?
 
@@ -68,8 +71,8 @@ struct KeelBench: ParsableCommand {
         var plan = Plan(quick: quick, suite: suite, workloads: workloads, keys: keys, objects: objects, seed: seed)
         plan.keelInlineCheckpoints = keelInlineCheckpoints
         let root = try FileManager.default.temporaryDirectoryPath(in: dir)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        progress("working in \(root)")
+        defer { if !keep { try? FileManager.default.removeItem(atPath: root) } }
+        progress("working in \(root)" + (keep ? " (kept at the end)" : ""))
 
         var engines: [any BenchEngine.Type] = []
         var objectEngines: [any ObjectBenchEngine.Type] = []
@@ -86,6 +89,7 @@ struct KeelBench: ParsableCommand {
         let machine = try MachineFacts.gather(benchDirectory: root, fdatasyncIterations: plan.fdatasyncIterations)
         let date = ISO8601DateFormatter().string(from: Date())
         let runner = Runner(plan: plan, engines: engines, root: root, machine: machine, date: date)
+        runner.keepsStores = keep
         runner.objectEngines = objectEngines
         var report = try runner.run()
         try report.machine.remeasureAtEnd()

@@ -11,6 +11,8 @@ final class Runner {
     var objectEngines: [any ObjectBenchEngine.Type] = []
     /// The run's own directory (fresh, removed at the end); one subdirectory per store.
     let root: String
+    /// `--keep`: the stores are left in `root` at the end (`removeDirectory` does nothing).
+    var keepsStores = false
     var report: RunReport
 
     init(plan: Plan, engines: [any BenchEngine.Type], root: String, machine: MachineFacts, date: String) {
@@ -238,6 +240,7 @@ final class Runner {
     }
 
     func removeDirectory(_ path: String) {
+        if keepsStores { return }
         try? FileManager.default.removeItem(atPath: path)
     }
 }

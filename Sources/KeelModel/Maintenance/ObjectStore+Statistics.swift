@@ -6,7 +6,8 @@
 //                  cachedPages, cacheHits, cacheMisses, checkpoints, logSyncs, lastTransaction,
 //                  writeRefusal
 //                  and, with `contents`, entries, keyBytes, valueBytes, storedValueBytes,
-//                  compressionRatio (values as seen / as stored)
+//                  compressionRatio (values as seen / as stored), and trees.<name> per tree:
+//                  the same plus cellBytes, leafPages, branchPages, overflowValues, leafFill
 //   sums           fileBytes, logBytes, pagesUsed, pagesFree, cacheHits, cacheMisses and, with
 //                  `contents`, entries, dataBytes (keys and values), compressionRatio
 //
@@ -41,8 +42,12 @@ extension ObjectStore {
                 "logSyncs": .int(Int64(s.logSyncs)), "lastTransaction": .int(Int64(s.lastTransaction)), "writeRefusal": s.writeRefusal.map(JSON.string) ?? .null,
             ]
             if contents {
-                let tally = try engine { () throws(StorageError) in try store.contents() }.values.reduce(TreeTally(), +)
+                let trees = try engine { () throws(StorageError) in try store.contents() }
+                let tally = trees.values.reduce(TreeTally(), +)
                 file.merge(Self.contentsJSON(tally)) { _, new in new }
+                var perTree: OrderedDictionary<String, JSON> = [:]
+                for name in trees.keys.sorted() { perTree[name] = Self.treeJSON(trees[name]!, pageSize: s.pageSize) }
+                file["trees"] = .object(perTree)
                 all = all + tally
             }
             files[configuration] = .object(file)
@@ -78,6 +83,18 @@ extension ObjectStore {
             "entries": .int(Int64(t.entries)), "keyBytes": .int(Int64(t.keyBytes)), "valueBytes": .int(Int64(t.valueBytes)),
             "storedValueBytes": .int(Int64(t.storedValueBytes)), "compressionRatio": ratio(t),
         ]
+    }
+
+    /// One tree's figures: its entries and their bytes, its pages, and how full its leaves are
+    /// (cell bytes with their slots over the leaves' usable bytes; overflow chains left out).
+    private static func treeJSON(_ t: TreeTally, pageSize: Int) -> JSON {
+        var out = contentsJSON(t)
+        out["cellBytes"] = .int(Int64(t.cellBytes))
+        out["leafPages"] = .int(Int64(t.leafPages))
+        out["branchPages"] = .int(Int64(t.branchPages))
+        out["overflowValues"] = .int(Int64(t.overflowValues))
+        out["leafFill"] = .double((t.leafFill(pageSize: pageSize) * 1000).rounded() / 1000)
+        return .object(out)
     }
 
     /// Values as seen over values as stored, to two decimals (1 when nothing is stored).

@@ -13,6 +13,8 @@ public struct TreeTally: Sendable, Equatable {
     /// their length varints) and its 2-byte slot — plus the stored bytes of overflow chains:
     /// the bytes a store with no free space in any page would need for them.
     public var cellBytes: UInt64 = 0
+    /// The part of `cellBytes` in leaf pages (cells and slots, overflow chains left out).
+    public var leafCellBytes: UInt64 = 0
     public var leafPages = 0
     public var branchPages = 0
     public var overflowValues = 0
@@ -27,11 +29,19 @@ public struct TreeTally: Sendable, Equatable {
         t.valueBytes += b.valueBytes
         t.storedValueBytes += b.storedValueBytes
         t.cellBytes += b.cellBytes
+        t.leafCellBytes += b.leafCellBytes
         t.leafPages += b.leafPages
         t.branchPages += b.branchPages
         t.overflowValues += b.overflowValues
         t.compressedValues += b.compressedValues
         return t
+    }
+
+    /// How full the leaves are: `leafCellBytes` over the bytes the leaves have for cells and
+    /// slots (page size less the node header, per leaf); 0 for no leaves.
+    public func leafFill(pageSize: Int) -> Double {
+        let usable = leafPages * (pageSize - Node.headerSize)
+        return usable == 0 ? 0 : Double(leafCellBytes) / Double(usable)
     }
 }
 
@@ -56,7 +66,8 @@ extension BTree {
             for index in 0..<node.count {
                 let entry = try node.leafEntry(at: index)
                 t.keyBytes += UInt64(entry.keyLength)
-                t.cellBytes += UInt64(entry.cellSize + 2)
+                t.cellBytes += UInt64(entry.cellSize + Node.slotSize)
+                t.leafCellBytes += UInt64(entry.cellSize + Node.slotSize)
                 if entry.isOverflow {
                     let reference = try OverflowReference.read(node.base + entry.valueStart, page: node.number)
                     t.valueBytes += UInt64(reference.valueLength)

@@ -24,6 +24,13 @@ struct Stats: AsyncParsableCommand {
     @Flag(help: "Leave out the tree walk (entries, data bytes, compression ratio).")
     var quick = false
 
+    @Flag(help: "Also print one row per tree of each store file: entries, key and value bytes, cell bytes (with slots), leaf and branch pages, leaf fill.")
+    var trees = false
+
+    func validate() throws {
+        if trees && quick { throw ValidationError("--trees needs the tree walk that --quick leaves out") }
+    }
+
     func run() async throws {
         let stats = try await location.run(readOnly: true) { try await $0.statistics(contents: !quick) }
         if json {
@@ -31,6 +38,25 @@ struct Stats: AsyncParsableCommand {
             return
         }
         print(Self.render(stats))
+        if trees { print("\n" + Self.renderTrees(stats)) }
+    }
+
+    /// One row per tree of each store file (`files.<Conf>.trees`), in name order.
+    static func renderTrees(_ stats: JSON) -> String {
+        var rows: [[String]] = []
+        for (file, figures) in stats["files"]?.objectValue ?? [:] {
+            for (tree, t) in figures["trees"]?.objectValue ?? [:] {
+                let entries = t["entries"]?.intValue ?? 0
+                let cells = t["cellBytes"]?.intValue ?? 0
+                rows.append([
+                    file + ".keel", tree, number(t["entries"]), number(t["keyBytes"]), number(t["valueBytes"]), number(t["cellBytes"]),
+                    entries == 0 ? "" : String(format: "%.1f", Double(cells) / Double(entries)),
+                    number(t["leafPages"]), number(t["branchPages"]), ratio(t["leafFill"]),
+                ])
+            }
+        }
+        let header = ["store file", "tree", "entries", "key bytes", "value bytes", "cell bytes", "per entry", "leaf pages", "branch pages", "leaf fill"]
+        return Output.table(header, rows)
     }
 
     /// The human form: a table of objects per entity, a table of store files.
