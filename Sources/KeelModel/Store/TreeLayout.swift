@@ -86,7 +86,8 @@ final class TreeLayout: Sendable {
         }
     }
 
-    static func index(_ index: Index) -> String { (index.isUnique ? "uniq/" : "idx/") + index.name }
+    /// The tree of `index`: `uniq/` or `idx/` and its name (kept in the index, built at its init).
+    static func index(_ index: Index) -> String { index.treeName }
 
     static func ids(_ entity: Entity) -> String { "ids/" + entity.name }
 }
