@@ -337,9 +337,6 @@ public struct Index: Sendable, Hashable {
     public let isUnique: Bool
     /// The entity that declares it; it covers that entity's whole family.
     public let declaredIn: EntityID
-    /// The name of its tree (`TreeLayout.index`), built once here: every index read of a fetch
-    /// names it, and building it per read cost a concatenation (~400 instructions a query).
-    let treeName: String
 
     public init(name: String, fields: [Int], propertyNames: [String], isUnique: Bool, declaredIn: EntityID) {
         self.name = name
@@ -347,6 +344,5 @@ public struct Index: Sendable, Hashable {
         self.propertyNames = propertyNames
         self.isUnique = isUnique
         self.declaredIn = declaredIn
-        self.treeName = (isUnique ? "uniq/" : "idx/") + name
     }
 }

@@ -86,8 +86,7 @@ final class TreeLayout: Sendable {
         }
     }
 
-    /// The tree of `index`: `uniq/` or `idx/` and its name (kept in the index, built at its init).
-    static func index(_ index: Index) -> String { index.treeName }
+    static func index(_ index: Index) -> String { (index.isUnique ? "uniq/" : "idx/") + index.name }
 
     static func ids(_ entity: Entity) -> String { "ids/" + entity.name }
 }
