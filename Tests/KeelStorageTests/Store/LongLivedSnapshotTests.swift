@@ -87,6 +87,61 @@ struct LongLivedSnapshotTests {
         }
     }
 
+    @Test("TreeRoots: names of one length told apart, in its list and past it, absent names kept as absent, a kept root replaced")
+    func rootsListAndRest() {
+        let roots = TreeRoots()
+        // Equal UTF-8 lengths throughout (and one name a prefix-sharing twin of another), so a
+        // search by length alone, or a list entry answering for another name, gives a wrong root.
+        let names = (0..<(TreeRoots.listed * 2 + 3)).map { "idx/E.f\($0 < 10 ? "0" : "")\($0)" }
+        #expect(Set(names.map(\.utf8.count)).count == 1)
+        func root(_ i: Int) -> PageNumber? { i % 5 == 4 ? nil : PageNumber(UInt32(100 + i)) }
+        for name in names { #expect(roots[name] == nil) }
+        for (i, name) in names.enumerated() { roots[name] = .some(root(i)) }
+        #expect(roots.kept == names.count)
+        for (i, name) in names.enumerated().reversed() {
+            #expect(roots[name] == .some(root(i)), "\(name)")
+        }
+        #expect(roots["idx/E.f99"] == nil)  // same length, never looked up
+        #expect(roots["idx/E.f0"] == nil)  // a kept name's prefix
+        // A name kept again (in the list and in the dictionary) takes the new root, not a second entry.
+        roots[names[1]] = .some(PageNumber(7))
+        roots[names[TreeRoots.listed + 1]] = .some(PageNumber(8))
+        #expect(roots.kept == names.count)
+        #expect(roots[names[1]] == .some(PageNumber(7)) && roots[names[TreeRoots.listed + 1]] == .some(PageNumber(8)))
+        #expect(roots[names[0]] == .some(root(0)) && roots[names[2]] == .some(root(2)))
+    }
+
+    @Test("a snapshot's reads find each of many trees of equal-length names, the list's and the dictionary's, as its commit has them")
+    func manyCachedRoots() throws {
+        try withVerifiedStore { store in
+            let names = (0..<(TreeRoots.listed + 6)).map { "tree-\($0 < 10 ? "0" : "")\($0)" }
+            try store.write { txn in
+                for (i, name) in names.enumerated() where i % 4 != 3 {
+                    try txn.createTree(name).put(key: numberedKey(0), value: [UInt8(i)])
+                }
+            }
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            // Each tree's first value (its position), nil for the names with no tree.
+            let expected = names.indices.map { $0 % 4 == 3 ? nil : [UInt8($0)] }
+            func seen(_ order: [String]) throws -> [[UInt8]?] {
+                try snapshot.read { txn in
+                    try order.map { name -> [UInt8]? in try txn.tree(name)?.get(numberedKey(0)) }
+                }
+            }
+            #expect(try seen(names) == expected)
+            // A later commit creates the missing trees and changes the others: the snapshot's
+            // kept roots (looked up forward, read back reversed) still answer as its commit had them.
+            try store.write { txn in
+                for (i, name) in names.enumerated() { try txn.openTree(name).put(key: numberedKey(0), value: [UInt8(200 + i)]) }
+            }
+            #expect(try seen(names.reversed()) == expected.reversed())
+            let fresh = try store.snapshot()
+            defer { fresh.close() }
+            #expect(try fresh.read { txn in try names.map { try txn.tree($0)?.get(numberedKey(0)) } } == names.indices.map { [UInt8(200 + $0)] })
+        }
+    }
+
     @Test("I7: a snapshot held past the log limit gets SNAPSHOT_TOO_OLD and the log is reset")
     func tooOld() throws {
         try withVerifiedStore(configure: { $0.maxLogBytes = 256 << 10 }) { store in
