@@ -40,6 +40,16 @@ final class ReadPages: PageSource {
     /// How many branch buffers the transaction holds (tests).
     var keptBranches: Int { kept.count }
 
+    /// Lets go of every kept branch buffer and empties the table: the state of a new `ReadPages`
+    /// of the same snapshot. A `Snapshot` resets the pages of a read that ended and gives them to
+    /// its next read (which sees the same commit) instead of building and freeing a table per
+    /// read; the buffers are released here, when the read ends, as the table's destruction did.
+    func reset() {
+        guard !kept.isEmpty else { return }  // nothing kept: every slot is still 0
+        kept.removeAll(keepingCapacity: true)
+        slots.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+    }
+
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
         let slot = Int(number.rawValue) & (Self.branchSlots - 1)
