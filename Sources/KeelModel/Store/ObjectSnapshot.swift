@@ -285,8 +285,11 @@ final class PinnedRead: @unchecked Sendable {
     let thread: pthread_t
     /// Trees looked up under this read, by name: a fetch's few (an index, an object tree, link
     /// trees), searched in order — a dictionary cost more to build, hash into and free per
-    /// query than comparing a handful of names.
-    var trees: [(name: String, tree: Tree?)] = []
+    /// query than comparing a handful of names. Without the runtime's exclusivity checks: only
+    /// the pinning thread touches the list, and no access to it overlaps another (`tree(named:)`
+    /// reads it, `ObjectSnapshot.tree` appends after the read ended); the checks cost a
+    /// `swift_beginAccess` (~80 instructions) on each look-up and each append.
+    @exclusivity(unchecked) var trees: [(name: String, tree: Tree?)] = []
 
     init(txn: ReadTransaction, thread: pthread_t) {
         self.txn = txn

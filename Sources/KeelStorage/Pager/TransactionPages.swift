@@ -1,6 +1,14 @@
 // The page views the B+tree works through: `ReadPages` for a snapshot reader, `WritePages` for
 // the one write transaction (copy on write into its dirty set, I5).
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A read transaction's view of the store: every page as of one commit.
 ///
 /// It keeps the branch pages it has read (the upper levels of the trees, which every descent
@@ -47,7 +55,7 @@ final class ReadPages: PageSource {
     func reset() {
         guard !kept.isEmpty else { return }  // nothing kept: every slot is still 0
         kept.removeAll(keepingCapacity: true)
-        slots.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+        slots.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
     }
 
     @inline(__always)
