@@ -33,7 +33,8 @@ struct PinnedReadTests {
             txn?(pinned)
             seen.nestedIsPinned = try snapshot.read(store: store) { (t) throws(KeelError) -> Bool in t === pinned }
             let tree = try snapshot.tree(pinned, snapshot.layout.objects[e])
-            seen.treeKept = try tree != nil && snapshot.tree(pinned, snapshot.layout.objects[e]) === tree
+            let again = try snapshot.tree(pinned, snapshot.layout.objects[e])
+            seen.treeKept = tree != nil && again === tree
             var key: [UInt8] = []
             seen.name = try TreeReading.row(tree, id, fieldCount: snapshot.layout.fieldCounts[e], key: &key)?.values[field]
             return seen
