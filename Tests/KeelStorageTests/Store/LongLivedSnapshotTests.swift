@@ -186,15 +186,20 @@ struct LongLivedSnapshotTests {
         }
     }
 
+    /// Tree `t`: 2,000 keys of 100 bytes (`randomBytes(100, seed: i)`), a branch root over dozens
+    /// of leaves, so its reads keep branch pages.
+    static func writeBranchTree(_ store: Store) throws {
+        try store.write { txn in
+            let tree = try txn.createTree("t")
+            for i in 0..<2_000 { try tree.put(key: numberedKey(i), value: randomBytes(100, seed: UInt64(i))) }
+        }
+    }
+
     @Test("a snapshot's reads share one ReadPages, emptied at each read's end (no buffer held between reads); a read whose transaction or cursor outlives it keeps its own")
     func reusedReadPages() throws {
         try withVerifiedStore { store in
-            // 2,000 keys of 100 bytes: a branch root over dozens of leaves, so reads keep branches.
-            try store.write { txn in
-                let tree = try txn.createTree("t")
-                for i in 0..<2_000 { try tree.put(key: numberedKey(i), value: randomBytes(100, seed: UInt64(i))) }
-                _ = try txn.createTree("u").put(key: numberedKey(0), value: [1])
-            }
+            try Self.writeBranchTree(store)
+            try store.write { txn in try txn.createTree("u").put(key: numberedKey(0), value: [1]) }
             let snapshot = try store.snapshot()
             defer { snapshot.close() }
             #expect(snapshot.sparePages == nil, "no read yet")
@@ -246,10 +251,7 @@ struct LongLivedSnapshotTests {
     @Test("I5: reused pages see the snapshot's commit after later commits and a checkpoint; the next snapshot reads the new commit on pages of its own")
     func reusedReadPagesAcrossCommits() throws {
         try withVerifiedStore { store in
-            try store.write { txn in
-                let tree = try txn.createTree("t")
-                for i in 0..<2_000 { try tree.put(key: numberedKey(i), value: randomBytes(100, seed: UInt64(i))) }
-            }
+            try Self.writeBranchTree(store)
             try store.checkpoint()
             let snapshot = try store.snapshot()
             defer { snapshot.close() }
