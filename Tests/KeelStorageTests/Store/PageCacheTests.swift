@@ -155,5 +155,17 @@ struct PageCacheTests {
         }
         #expect(branches.count > ReadPages.branchSlots, "\(branches.count) branch pages: more than the slots, so slots were shared")
         #expect(pages.keptBranches <= ReadPages.branchSlots)
+        // Emptied (as a snapshot empties its pages between reads): nothing held, and every page
+        // read again, in another order, is that page (a slot left naming a released place would
+        // hand back another page's buffer, or none).
+        #expect(pages.keptBranches > 4, "several slots filled before the reset")
+        pages.reset()
+        #expect(pages.keptBranches == 0)
+        order.shuffle(using: &random)
+        for n in order {
+            let number = PageNumber(UInt32(n))
+            #expect(Array(try pages.page(number).readOnlyBytes) == Array(try pager.readPage(number, snapshot: snapshot).readOnlyBytes), "page \(n) after the reset")
+        }
+        #expect(pages.keptBranches > 0 && pages.keptBranches <= ReadPages.branchSlots)
     }
 }
