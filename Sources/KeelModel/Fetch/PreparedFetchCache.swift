@@ -286,6 +286,11 @@ enum PreparedFetchCache {
     /// Entries held (tests).
     static var count: Int { entries.withLock { $0.count } }
 
+    /// The entry of the request's shape, if any (tests).
+    static func entry(_ request: FetchRequest, model: Model) -> PreparedShape? {
+        entries.withLock { $0[Key(request, model: model)] }
+    }
+
     /// Whether a request of this shape has an entry (tests).
     static func holds(_ request: FetchRequest, model: Model) -> Bool {
         entries.withLock { $0[Key(request, model: model)] != nil }
