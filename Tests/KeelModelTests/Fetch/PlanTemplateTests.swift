@@ -147,6 +147,14 @@ struct PlanTemplateTests {
             try Self.check(context, FetchRequest(entity: "Thing", predicate: "d IN %@", args: args), "d IN \(args)")
         }
         #expect(try context.plan(FetchRequest(entity: "Thing", predicate: "d IN %@", args: [[.null, "D13"]])).explain(in: fixture.model).hasPrefix("SCAN"))
+        // With nil among `d`'s points only `b`'s index is a candidate (its choice kept); without,
+        // `d`'s unique tree is one too and the count picks it: the kept choice must be left.
+        let both = "d IN %@ AND b == %@"
+        for args: [JSON] in [[[.null, "D11"], 4], [[.null, "D21"], 0], [["D11"], 4], [["D21"], 0], [[.null, "D11"], 4]] {
+            try Self.check(context, FetchRequest(entity: "Thing", predicate: both, args: args), "d, b \(args)")
+        }
+        #expect(try context.plan(FetchRequest(entity: "Thing", predicate: both, args: [["D11"], 4])).explain(in: fixture.model).hasPrefix("INDEX Thing.d"))
+        #expect(try context.plan(FetchRequest(entity: "Thing", predicate: both, args: [[.null, "D11"], 4])).explain(in: fixture.model).hasPrefix("INDEX Thing.b"))
         // A term no index serves stays the filter, made from each request's values.
         for args: [JSON] in [["Ann", 2], ["Ann", 1], ["N270", 0]] {
             try Self.check(context, FetchRequest(entity: "Thing", predicate: "a == %@ AND c == %@", args: args), "a, c \(args)")
