@@ -264,9 +264,10 @@ struct FetchPlanner {
 
     /// The terms not served, as one predicate (nil when none is left).
     private func residual(_ terms: [Term], served: [Int]) -> BoundPredicate? {
-        guard let predicate else { return nil }
-        // Every term served (the usual indexed fetch): no list of the rest made.
+        // Every term served (the usual indexed fetch; no predicate, no term): no list of the rest
+        // made, and the predicate not copied.
         if terms.indices.allSatisfy(served.contains) { return nil }
+        guard let predicate else { return nil }
         let rest = terms.indices.filter { !served.contains($0) }.map { terms[$0] }
         if rest.count == 1, case .constant(true) = rest[0].node { return nil }
         let node: BoundNode = rest.count == 1 ? rest[0].node : .and(rest.map(\.node))

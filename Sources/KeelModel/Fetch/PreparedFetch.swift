@@ -130,12 +130,14 @@ extension PreparedFetch {
     /// keeps one: it counts its estimate afresh).
     func plan(in graph: FetchGraph, explaining: Bool) throws(KeelError) -> FetchPlan {
         let indexes = usesIndexes ? graph.state.base?.indexReading : nil
+        // Only over a state with indexes: a child context's view (none) plans a scan, afresh.
+        // (Asked before the reads are moved into the planner: not a copy of them each.)
+        let reusable = shape != nil && !explaining && indexes != nil
         let planner = FetchPlanner(
             graph: graph, entity: entity.id, includeSubentities: includeSubentities, predicate: predicate,
-            ordering: ordering, limit: limit, offset: offset, indexes: indexes, explaining: explaining,
+            ordering: ordering, limit: limit, offset: offset, indexes: consume indexes, explaining: explaining,
             usesFastPaths: usesIndexes)
-        // Only over a state with indexes: a child context's view (none) plans a scan, afresh.
-        guard let shape, !explaining, case .some = indexes else { return try planner.plan() }
+        guard reusable, let shape else { return try planner.plan() }
         let kept = shape.planTemplate
         if let kept, let plan = try planner.plan(reusing: kept) { return plan }
         var made: FetchPlanner.Template? = nil
