@@ -17,6 +17,9 @@
 //   matches are fetched first (by its own indexes) and, when few, become `department IN {…}`.
 // - Estimates (EXPLAIN): index entries counted up to `explainCap`, then a third of the index
 //   tree; a scan, the objects of the entity (tree counts).
+// - A choice no value decided (one candidate, every term on the entity's own attributes) is kept
+//   per request shape (`Template`); the next requests of the shape make only their atoms and that
+//   index's access from their values, and are planned afresh when an atom's shape differs.
 
 struct FetchPlanner {
     static let probeCap = 512
