@@ -39,33 +39,12 @@ extension FetchPlanner {
 
     /// The atom a term makes, nil when no index can serve it.
     func atom(_ term: Int, _ node: BoundNode) throws(KeelError) -> Atom? {
-        guard case .comparison(let c) = node, c.modifier == .direct, c.options.isEmpty else { return nil }
-        var op = c.op
-        let side: BoundExpression
-        let other: BoundExpression
-        if isColumn(c.left) {
-            side = c.left
-            other = c.right
-        } else if isColumn(c.right), c.left.constant != nil {
-            side = c.right
-            other = c.left
-            switch op {
-            case .equal: break
-            case .less: op = .greater
-            case .lessOrEqual: op = .greaterOrEqual
-            case .greater: op = .less
-            case .greaterOrEqual: op = .lessOrEqual
-            default: return nil
-            }
-        } else {
-            return nil
-        }
+        guard let (c, op, side, other) = Self.sides(node) else { return nil }
         let properties = model[entity].properties
         switch side {
         case .field(let f):
             guard properties.indices.contains(f), case .attribute(let a) = properties[f] else { return nil }
-            guard let constraint = attributeConstraint(op, other, a.type) else { return nil }
-            return Atom(term: term, field: f, constraint: constraint, text: .comparison(a.name, op, other))
+            return Self.attributeAtom(term, f, op, other, name: a.name, type: a.type)
         case .path(let p) where p.steps.count == 2:
             return try semiJoin(term, c, p, op: op, other)
         case .path(let p):
@@ -96,8 +75,36 @@ extension FetchPlanner {
         }
     }
 
+    /// A servable comparison's parts: the comparison, its operator as read from the column's
+    /// side (`5 < age` is `age > 5`), the column and the other side. Nil when the term is no
+    /// such comparison.
+    static func sides(_ node: BoundNode) -> (BoundComparison, ComparisonOperator, BoundExpression, BoundExpression)? {
+        guard case .comparison(let c) = node, c.modifier == .direct, c.options.isEmpty else { return nil }
+        var op = c.op
+        if isColumn(c.left) { return (c, op, c.left, c.right) }
+        guard isColumn(c.right), c.left.constant != nil else { return nil }
+        switch op {
+        case .equal: break
+        case .less: op = .greater
+        case .lessOrEqual: op = .greaterOrEqual
+        case .greater: op = .less
+        case .greaterOrEqual: op = .lessOrEqual
+        default: return nil
+        }
+        return (c, op, c.right, c.left)
+    }
+
+    /// The atom of `attribute op other` on the entity's attribute `field` (its name and type
+    /// given: a plan kept per shape has them, without copying the attribute per request).
+    static func attributeAtom(
+        _ term: Int, _ field: Int, _ op: ComparisonOperator, _ other: BoundExpression, name: String, type: AttributeType
+    ) -> Atom? {
+        guard let constraint = attributeConstraint(op, other, type) else { return nil }
+        return Atom(term: term, field: field, constraint: constraint, text: .comparison(name, op, other))
+    }
+
     /// `.field(f)`, a single to-one hop from the object, or a to-one hop and an attribute.
-    private func isColumn(_ expression: BoundExpression) -> Bool {
+    private static func isColumn(_ expression: BoundExpression) -> Bool {
         switch expression {
         case .field: return true
         case .path(let p):
@@ -119,7 +126,7 @@ extension FetchPlanner {
         _ term: Int, _ c: BoundComparison, _ p: BoundKeyPath, op: ComparisonOperator, _ other: BoundExpression
     ) throws(KeelError) -> Atom? {
         guard case .toOne(let f) = p.steps[0], case .attribute(let g) = p.steps[1],
-            case .relationship(let r) = model[entity].properties[f], indexes != nil
+            case .relationship(let r) = model[entity].properties[f], case .some = indexes
         else { return nil }
         switch (op, other) {
         case (.notEqual, _): return nil
@@ -145,7 +152,7 @@ extension FetchPlanner {
         return Atom(term: term, field: f, constraint: .points(points, hasNull: false), text: shown)
     }
 
-    private func attributeConstraint(_ op: ComparisonOperator, _ other: BoundExpression, _ type: AttributeType) -> Atom.Constraint? {
+    private static func attributeConstraint(_ op: ComparisonOperator, _ other: BoundExpression, _ type: AttributeType) -> Atom.Constraint? {
         func key(_ v: Value) -> [UInt8] { KeyEncoding.valuesKey([v]) }
         switch (op, other) {
         case (.equal, .constant(let v)):

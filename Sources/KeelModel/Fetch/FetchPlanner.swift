@@ -17,6 +17,9 @@
 //   matches are fetched first (by its own indexes) and, when few, become `department IN {…}`.
 // - Estimates (EXPLAIN): index entries counted up to `explainCap`, then a third of the index
 //   tree; a scan, the objects of the entity (tree counts).
+// - A choice no value decided (one candidate, every term on the entity's own attributes) is kept
+//   per request shape (`Template`); the next requests of the shape make only their atoms and that
+//   index's access from their values, and are planned afresh when an atom's shape differs.
 
 struct FetchPlanner {
     static let probeCap = 512
@@ -35,6 +38,8 @@ struct FetchPlanner {
     /// Index reads, nil when the state has none (the plan is then a scan).
     let indexes: (any IndexReading)?
     let explaining: Bool
+    /// False for a request with `usesIndexes = false` (`FetchPlan.usesFastPaths`).
+    var usesFastPaths = true
 
     var model: Model { graph.state.model }
     var state: ContextOverlay { graph.state }
@@ -48,35 +53,52 @@ struct FetchPlanner {
     }
 
     func plan() throws(KeelError) -> FetchPlan {
-        var plan = try choose()
-        if explaining { plan.estimatedRows = try estimate(plan) }
-        return plan
+        var none: Template? = nil
+        return try plan(keeping: false, &none)
     }
 
-    private func choose() throws(KeelError) -> FetchPlan {
-        guard let predicate else { return try planTerms([]) }
+    /// The plan, and in `template` (when `keeping`) what of its choice a request of the same
+    /// shape can reuse (`Template`); left nil when the choice may depend on the arguments' values.
+    func plan(keeping: Bool, _ template: inout Template?) throws(KeelError) -> FetchPlan {
+        if explaining {
+            var plan = try choose(keeping, &template)
+            plan.estimatedRows = try estimate(plan)
+            return plan
+        }
+        // Returned as made (a plan changed after `choose` was a copy and a destruction of it).
+        return try choose(keeping, &template)
+    }
+
+    private func choose(_ keeping: Bool, _ template: inout Template?) throws(KeelError) -> FetchPlan {
+        guard let predicate else { return try planTerms([], keeping: false, &template) }
         switch predicate.root {
         case .constant(false): return make(.nothing("FALSEPREDICATE"), residual: nil)
-        case .constant(true): return try planTerms([])
+        case .constant(true): return try planTerms([], keeping: false, &template)
         case .or(let branches):
             if let union = try union(branches, predicate) { return union }
-            return try planTerms([Term(node: predicate.root, source: predicate.source)])
-        case .and(let nodes):
-            if case .and(let sources) = predicate.source, sources.count == nodes.count {
-                return try planTerms(zip(nodes, sources).map { Term(node: $0, source: $1) })
-            }
-            return try planTerms([Term(node: predicate.root, source: predicate.source)])
+            return try planTerms([Term(node: predicate.root, source: predicate.source)], keeping: false, &template)
         default:
-            return try planTerms([Term(node: predicate.root, source: predicate.source)])
+            return try planTerms(Self.terms(of: predicate), keeping: keeping, &template)
         }
+    }
+
+    /// The terms of the predicate's top-level conjunction (itself when it is no `AND`).
+    private static func terms(of predicate: BoundPredicate) -> [Term] {
+        if case .and(let nodes) = predicate.root, case .and(let sources) = predicate.source, sources.count == nodes.count {
+            var terms: [Term] = []
+            terms.reserveCapacity(nodes.count)
+            for (node, source) in zip(nodes, sources) { terms.append(Term(node: node, source: source)) }
+            return terms
+        }
+        return [Term(node: predicate.root, source: predicate.source)]
     }
 
     /// A plan for a conjunction of terms.
-    private func planTerms(_ terms: [Term]) throws(KeelError) -> FetchPlan {
+    private func planTerms(_ terms: [Term], keeping: Bool, _ template: inout Template?) throws(KeelError) -> FetchPlan {
         if terms.contains(where: { if case .constant(false) = $0.node { true } else { false } }) {
             return make(.nothing("FALSEPREDICATE"), residual: nil)
         }
-        guard indexes != nil else { return make(.scan, residual: residual(terms, served: [])) }
+        if case .none = indexes { return make(.scan, residual: residual(terms, served: [])) }
         var atoms: [Atom] = []
         for (i, term) in terms.enumerated() {
             if let atom = try atom(i, term.node) { atoms.append(atom) }
@@ -89,7 +111,96 @@ struct FetchPlanner {
         e.indexes.forEach(consider)  // and the unique constraints, without joining the lists per request
         e.uniqueConstraints.forEach(consider)
         guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: [])) }
+        if keeping, candidates.count == 1 { template = Template(chosen, atoms: atoms, terms: terms.count, e) }
         return make(.index(chosen), residual: residual(terms, served: chosen.served), reverse: sortOrder(chosen))
+    }
+
+    // MARK: Plans kept per request shape
+
+    /// What a plan chose that no value of the request's arguments decided, kept by the request's
+    /// shape (`PreparedShape`) so that the next request of the shape plans only what its values
+    /// make. Made only when one index was a candidate (no count chose it) and every term of the
+    /// conjunction is a comparison of one of the entity's own attributes that an index can serve
+    /// (no to-one: its targets are read for existence, a semi-join fetches them — both depend on
+    /// the values and the state). A request reusing it makes each term's atom again
+    /// (`atom`: its keys from the request's values) and the chosen index's access from them
+    /// (`access`: the ranges), the same code as a fresh plan; when an atom differs in its kind
+    /// from the first request's (no atom, a value outside the attribute's key family, another
+    /// number of distinct points, nil among them), the request is planned afresh.
+    final class Template: Sendable {
+        /// One atom's shape: what `access` decides a candidate from, besides its keys.
+        struct AtomShape: Equatable, Sendable {
+            let field: Int
+            /// Distinct points; -1 for a range.
+            let points: Int
+            let hasNull: Bool
+
+            init(_ atom: Atom) {
+                field = atom.field
+                switch atom.constraint {
+                case .points(let keys, let hasNull):
+                    points = keys.count
+                    self.hasNull = hasNull
+                case .range:
+                    points = -1
+                    hasNull = false
+                }
+            }
+        }
+
+        let index: Index
+        /// The shape of term i's atom, one per term.
+        let atoms: [AtomShape]
+        /// Term i's attribute: its name and type (read from the model once, not per request).
+        let columns: [(name: String, type: AttributeType)]
+        /// The terms the chosen access served.
+        let served: [Int]
+
+        /// Nil when a term made no atom or one on a relationship.
+        init?(_ chosen: IndexAccess, atoms: [Atom], terms: Int, _ entity: Entity) {
+            guard atoms.count == terms else { return nil }
+            var shapes: [AtomShape] = []
+            var columns: [(name: String, type: AttributeType)] = []
+            for (i, atom) in atoms.enumerated() {
+                guard atom.term == i, entity.properties.indices.contains(atom.field),
+                    case .attribute(let a) = entity.properties[atom.field]
+                else { return nil }
+                shapes.append(AtomShape(atom))
+                columns.append((a.name, a.type))
+            }
+            index = chosen.index
+            self.atoms = shapes
+            self.columns = columns
+            served = chosen.served
+        }
+    }
+
+    /// The plan `template`'s choice makes for this request, nil when the request's values could
+    /// make another choice (then it is planned afresh, `plan()`): the same plan as a fresh one.
+    func plan(reusing template: Template) throws(KeelError) -> FetchPlan? {
+        guard !explaining, let predicate else { return nil }
+        switch predicate.root {
+        case .constant, .or: return nil
+        default: break
+        }
+        let terms = Self.terms(of: predicate)
+        guard terms.count == template.atoms.count else { return nil }
+        var atoms: [Atom] = []
+        atoms.reserveCapacity(terms.count)
+        for (i, term) in terms.enumerated() {
+            // `atom`'s own steps for a term on one of the entity's attributes.
+            let shape = template.atoms[i]
+            let column = template.columns[i]
+            guard let (_, op, side, other) = Self.sides(term.node), case .field(let f) = side, f == shape.field,
+                let atom = Self.attributeAtom(i, f, op, other, name: column.name, type: column.type),
+                Template.AtomShape(atom) == shape
+            else { return nil }
+            atoms.append(atom)
+        }
+        guard let chosen = access(template.index, atoms), chosen.served == template.served else { return nil }
+        let reverse = sortOrder(chosen)
+        let rest = residual(terms, served: chosen.served)
+        return make(.index(consume chosen), residual: rest, reverse: reverse)
     }
 
     /// The candidate to read, nil for a scan.
@@ -121,7 +232,7 @@ struct FetchPlanner {
 
     /// `a OR b OR …` as index reads, nil when some branch has no index.
     private func union(_ branches: [BoundNode], _ predicate: BoundPredicate) throws(KeelError) -> FetchPlan? {
-        guard indexes != nil, case .or(let sources) = predicate.source, sources.count == branches.count else { return nil }
+        guard case .some = indexes, case .or(let sources) = predicate.source, sources.count == branches.count else { return nil }
         var accesses: [IndexAccess] = []
         for (node, source) in zip(branches, sources) {
             let terms: [Term]
@@ -156,9 +267,11 @@ struct FetchPlanner {
 
     /// The terms not served, as one predicate (nil when none is left).
     private func residual(_ terms: [Term], served: [Int]) -> BoundPredicate? {
+        // Every term served (the usual indexed fetch; no predicate, no term): no list of the rest
+        // made, and the predicate not copied.
+        if terms.indices.allSatisfy(served.contains) { return nil }
         guard let predicate else { return nil }
         let rest = terms.indices.filter { !served.contains($0) }.map { terms[$0] }
-        if rest.isEmpty { return nil }
         if rest.count == 1, case .constant(true) = rest[0].node { return nil }
         let node: BoundNode = rest.count == 1 ? rest[0].node : .and(rest.map(\.node))
         let source: KeelPredicate = rest.count == 1 ? rest[0].source : .and(rest.map(\.source))
@@ -175,7 +288,7 @@ struct FetchPlanner {
         return FetchPlan(
             entity: entity, includeSubentities: includeSubentities, access: access, residual: residual,
             predicate: predicate, orderedByAccess: ordered, reverse: reverse ?? false,
-            ordering: ordering, limit: limit, offset: offset, estimatedRows: nil)
+            ordering: ordering, limit: limit, offset: offset, estimatedRows: nil, usesFastPaths: usesFastPaths)
     }
 
     // MARK: Estimates

@@ -25,6 +25,9 @@ final class PreparedFetch: Sendable {
     /// Fields of `properties` (nil: every one).
     let fields: [Int]?
     let inclusions: [Inclusion]
+    /// The shape's entry this request was prepared from (nil: prepared from scratch), where a
+    /// plan's choice is kept for the requests after it (`FetchPlanner.Template`).
+    let shape: PreparedShape?
 
     init(_ request: FetchRequest, model: Model, fetchSource: FetchSource? = nil) throws(KeelError) {
         guard let entity = model.entity(named: request.entity) else {
@@ -73,6 +76,7 @@ final class PreparedFetch: Sendable {
             }
         }
         self.inclusions = inclusions
+        shape = nil
     }
 
     /// The request prepared from its shape's entry (PreparedFetchCache.swift): only the
@@ -96,6 +100,7 @@ final class PreparedFetch: Sendable {
         ordering = first.ordering
         fields = first.fields
         inclusions = first.inclusions
+        self.shape = shape
     }
 
     static var argumentsWithoutPredicate: KeelError {
@@ -120,13 +125,24 @@ extension PreparedFetch {
     }
 
     /// The plan over the graph's state (the graph the fetch then runs on, shared, not copied).
+    /// A request prepared from its shape's entry reuses the choice kept there when its values
+    /// allow (`FetchPlanner.Template`), and keeps one when none is (an EXPLAIN neither reads nor
+    /// keeps one: it counts its estimate afresh).
     func plan(in graph: FetchGraph, explaining: Bool) throws(KeelError) -> FetchPlan {
         let indexes = usesIndexes ? graph.state.base?.indexReading : nil
+        // Only over a state with indexes: a child context's view (none) plans a scan, afresh.
+        // (Asked before the reads are moved into the planner: not a copy of them each.)
+        let reusable = shape != nil && !explaining && indexes != nil
         let planner = FetchPlanner(
             graph: graph, entity: entity.id, includeSubentities: includeSubentities, predicate: predicate,
-            ordering: ordering, limit: limit, offset: offset, indexes: indexes, explaining: explaining)
-        var plan = try planner.plan()
-        plan.usesFastPaths = usesIndexes
+            ordering: ordering, limit: limit, offset: offset, indexes: consume indexes, explaining: explaining,
+            usesFastPaths: usesIndexes)
+        guard reusable, let shape else { return try planner.plan() }
+        let kept = shape.planTemplate
+        if let kept, let plan = try planner.plan(reusing: kept) { return plan }
+        var made: FetchPlanner.Template? = nil
+        let plan = try planner.plan(keeping: kept == nil, &made)
+        if let made { shape.keep(made) }
         return plan
     }
 }

@@ -9,8 +9,13 @@
 // the model's identity (`Model.identity`: one per loaded model; a migrated model, with new
 // entities, properties or indexes, is another model, so it never meets an entry made for the old
 // one, and each entry holds its model, so an identity is not reused while its entries live).
-// Only binding is cached: the plan is made per request over the state it reads (the indexes
-// there, the counts behind a choice between several, semi-joins' targets), as before.
+// The plan is made per request over the state it reads (the counts behind a choice between
+// several indexes, to-one targets read for existence, semi-joins' targets), except that a choice
+// no value decided is kept in the entry (`FetchPlanner.Template`: one candidate index, every term a
+// comparison of the entity's own attributes): the next requests make only their terms' keys and
+// that index's ranges, by the planner's own code, and are planned afresh when their values would
+// change what the choice rests on. The indexes are the model's, so a model with another index set
+// is another entry; a state without index reads (a child context) plans afresh.
 //
 // What stays per request in the predicate (`PredicateTemplate`): every comparison with an
 // argument, a `$VAR` or a SUBQUERY-free variable base in it is bound again through the binder's
@@ -36,6 +41,19 @@ final class PreparedShape: Sendable {
     let first: PreparedFetch
     /// Nil: no predicate.
     let predicate: PredicateTemplate?
+    /// The choice of the first plan made for a request of the shape over a state with indexes,
+    /// when no argument value decided it (FetchPlanner.Template); set once. (A `Mutex`: an
+    /// `AtomicLazyReference`'s load, not inlined, cost ~640 instructions a request.)
+    private let plan = Mutex<FetchPlanner.Template?>(nil)
+
+    var planTemplate: FetchPlanner.Template? { plan.withLock { $0 } }
+
+    /// Keeps `template` unless one is kept already.
+    func keep(_ template: FetchPlanner.Template) {
+        plan.withLock { kept in
+            if kept == nil { kept = template }
+        }
+    }
 
     init(_ first: PreparedFetch, model: Model) {
         self.model = model
@@ -267,6 +285,11 @@ enum PreparedFetchCache {
 
     /// Entries held (tests).
     static var count: Int { entries.withLock { $0.count } }
+
+    /// The entry of the request's shape, if any (tests).
+    static func entry(_ request: FetchRequest, model: Model) -> PreparedShape? {
+        entries.withLock { $0[Key(request, model: model)] }
+    }
 
     /// Whether a request of this shape has an entry (tests).
     static func holds(_ request: FetchRequest, model: Model) -> Bool {
