@@ -36,7 +36,7 @@ extension ObjectSnapshot: IndexReading {
         var size = max(1, min(expected ?? Self.firstChunkSize, Self.firstChunkSize))
         while !position.done {
             var rows = try read(store: store) { (txn) throws(KeelError) -> [StoredObject] in
-                let tree = try self.tree(txn, TreeLayout.index(index))
+                let tree = try self.tree(txn, layout.indexTree(index))
                 guard let tree else {
                     position.done = true
                     return []
@@ -76,7 +76,7 @@ extension ObjectSnapshot: IndexReading {
         var position = IndexPosition(range: 0)
         while !position.done {
             let ids = try read(store: store) { (txn) throws(KeelError) -> [ObjectID] in
-                let tree = try self.tree(txn, TreeLayout.index(index))
+                let tree = try self.tree(txn, layout.indexTree(index))
                 guard let tree else {
                     position.done = true
                     return []
@@ -99,7 +99,7 @@ extension ObjectSnapshot: IndexReading {
         let counts = everyKey ? [] : Self.familyMask(family)
         let unique = index.isUnique
         return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
-            let tree = try self.tree(txn, TreeLayout.index(index))
+            let tree = try self.tree(txn, layout.indexTree(index))
             guard let tree else { return 0 }
             return try engine { () throws(StorageError) -> Int in
                 var cursor = try tree.cursor()

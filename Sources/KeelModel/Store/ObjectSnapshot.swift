@@ -23,13 +23,23 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     private let recent = Mutex(RecentRows())
     /// Engine reads held open by `pinned(store:_:)`, one slot per store: nested reads of that
     /// store on the pinning thread reuse the open read instead of opening another.
-    let pins: Mutex<[PinnedRead?]>
+    let pins: Mutex<Pins>
+
+    struct Pins {
+        /// The pin open on each store, nil when none.
+        var open: [PinnedRead?]
+        /// Per store, the pin of the last pinned read once it ended, emptied (no transaction, no
+        /// tree): the next pinned read of that store takes it instead of allocating one and its
+        /// tree list (~500 instructions a query, made and freed).
+        var spare: [PinnedRead?]
+    }
 
     init(model: Model, layout: TreeLayout, snapshots: [Snapshot]) {
         self.model = model
         self.layout = layout
         self.snapshots = snapshots
-        self.pins = Mutex([PinnedRead?](repeating: nil, count: snapshots.count))
+        self.pins = Mutex(
+            Pins(open: [PinnedRead?](repeating: nil, count: snapshots.count), spare: [PinnedRead?](repeating: nil, count: snapshots.count)))
     }
 
     deinit { close() }
@@ -51,9 +61,7 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     }
 
     func read<R>(store: Int, _ body: (ReadTransaction) throws(KeelError) -> R) throws(KeelError) -> R {
-        if let pin = pins.withLock({ $0[store] }), pthread_equal(pin.thread, pthread_self()) != 0 {
-            return try body(pin.txn)
-        }
+        if let txn = pinnedTransaction(store: store) { return try body(txn) }
         return try untyped { try snapshots[store].read { txn in try body(txn) } }
     }
 
@@ -64,22 +72,46 @@ public final class ObjectSnapshot: ObjectReader, Sendable {
     /// thread's read of it (no caller's callback runs inside): other threads' reads of the store
     /// wait until `body` returns. Nested pins of the same store are the outer one.
     func pinned<R>(store: Int, _ body: () throws(KeelError) -> R) throws(KeelError) -> R {
-        if let pin = pins.withLock({ $0[store] }), pthread_equal(pin.thread, pthread_self()) != 0 {
-            return try body()
-        }
+        if pinnedTransaction(store: store) != nil { return try body() }
+        let thread = pthread_self()
         return try untyped {
             try snapshots[store].read { txn in
-                let pin = PinnedRead(txn: txn, thread: pthread_self())
-                pins.withLock { $0[store] = pin }
-                defer { pins.withLock { $0[store] = nil } }
+                // A pin's transaction and thread change only while it is in no `open` slot, under
+                // the lock, so another thread's check of an open pin never sees them change.
+                let pin = pins.withLock { pins in
+                    let pin = pins.spare[store].take() ?? PinnedRead(thread: thread)
+                    pin.thread = thread
+                    pin.txn = txn
+                    pins.open[store] = pin
+                    return pin
+                }
+                defer {
+                    // The trees (bound to this read) and the transaction let go before the read
+                    // ends, as the pin's destruction did: the engine read's pages may be reused.
+                    pin.trees.removeAll(keepingCapacity: true)
+                    pins.withLock { pins in
+                        pins.open[store] = nil
+                        pin.txn = nil
+                        pins.spare[store] = pin
+                    }
+                }
                 return try untypedBody(body)
             }
         }
     }
 
+    /// The transaction of the read this thread holds pinned on `store`, nil when none.
+    private func pinnedTransaction(store: Int) -> ReadTransaction? {
+        let thread = pthread_self()
+        return pins.withLock { pins in
+            guard let pin = pins.open[store], pthread_equal(pin.thread, thread) != 0 else { return nil }
+            return pin.txn
+        }
+    }
+
     /// The tree called `name` in `txn`: from the pin's cache when `txn` is a pinned read.
     func tree(_ txn: ReadTransaction, _ name: String) throws(KeelError) -> Tree? {
-        if let pin = pins.withLock({ pins in pins.first { $0?.txn === txn } ?? nil }) {
+        if let pin = pins.withLock({ pins in pins.open.first { $0?.txn === txn } ?? nil }) {
             if let hit = pin.tree(named: name) { return hit }
             let found: Tree? = try engine { () throws(StorageError) in try txn.tree(name) }
             pin.trees.append((name, found))
@@ -279,17 +311,22 @@ struct RecentRows: ~Copyable {
     }
 }
 /// An engine read held open by `ObjectSnapshot.pinned(store:_:)`, with the trees looked up in
-/// it. Only the pinning thread uses it (`thread` is checked before every use), hence unchecked.
+/// it. Only the pinning thread uses it (`thread` is checked, under the pins' lock, before every
+/// use), hence unchecked. Reused by the next pinned read of its store once emptied: `txn` and
+/// `thread` are set and cleared under the pins' lock while the pin is in no `open` slot.
 final class PinnedRead: @unchecked Sendable {
-    let txn: ReadTransaction
-    let thread: pthread_t
+    /// The pinned read's transaction; nil while the pin waits for the next read.
+    var txn: ReadTransaction?
+    var thread: pthread_t
     /// Trees looked up under this read, by name: a fetch's few (an index, an object tree, link
     /// trees), searched in order — a dictionary cost more to build, hash into and free per
-    /// query than comparing a handful of names.
-    var trees: [(name: String, tree: Tree?)] = []
+    /// query than comparing a handful of names. Without the runtime's exclusivity checks: only
+    /// the pinning thread touches the list, and no access to it overlaps another (`tree(named:)`
+    /// reads it, `ObjectSnapshot.tree` appends after the read ended); the checks cost a
+    /// `swift_beginAccess` (~80 instructions) on each look-up and each append.
+    @exclusivity(unchecked) var trees: [(name: String, tree: Tree?)] = []
 
-    init(txn: ReadTransaction, thread: pthread_t) {
-        self.txn = txn
+    init(thread: pthread_t) {
         self.thread = thread
         trees.reserveCapacity(4)
     }

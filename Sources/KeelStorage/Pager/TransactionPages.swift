@@ -1,6 +1,14 @@
 // The page views the B+tree works through: `ReadPages` for a snapshot reader, `WritePages` for
 // the one write transaction (copy on write into its dirty set, I5).
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A read transaction's view of the store: every page as of one commit.
 ///
 /// It keeps the branch pages it has read (the upper levels of the trees, which every descent
@@ -10,10 +18,10 @@
 /// (I16), at most `branchSlots` pages. Leaves and overflow pages always go through the pager,
 /// so every lookup still sees a checkpoint's cut-off (I7).
 ///
-/// The table costs every read (a fetch opens one per query), so it is built to cost little
-/// when few branches are kept: the slots are one array of plain words (nothing to release per
-/// slot), each naming a page and its place in `kept`, which holds only the buffers kept — a
-/// few for a lookup, not 64 optionals made and destroyed one by one per read.
+/// The table is built to cost little when few branches are kept: the slots are one block of
+/// plain words (nothing to release per slot), each naming a page and its place in `kept`, which
+/// holds only the buffers kept — a few for a lookup, not 64 optionals made and destroyed one by
+/// one per read. A `Snapshot`'s reads share one `ReadPages`, emptied between them (`reset`).
 final class ReadPages: PageSource {
     let pager: Pager
     let snapshot: FrameSequence
@@ -23,22 +31,45 @@ final class ReadPages: PageSource {
     /// Per slot: 0 when empty, else the page number in the high 32 bits and the buffer's place
     /// in `kept` plus one in the low 32.
     ///
-    /// Both lists without the runtime's exclusivity checks: a read transaction's pages are used
-    /// by the one thread running the read, and no access to them overlaps another (`page` reads
-    /// both, `keep` writes both, neither calls out while holding an access). The checks cost a
-    /// `swift_beginAccess` (~90 instructions with its thread-local set) on every page a cursor
-    /// asks for — two per page, most of them branch pages found in the slots.
-    @exclusivity(unchecked) private var slots: [UInt64]
-    @exclusivity(unchecked) private var kept: [PageBuffer] = []
+    /// Both tables are fixed blocks of `branchSlots` entries, allocated once (a `Snapshot`'s reads
+    /// share one `ReadPages`, so once per snapshot) and used without bounds, uniqueness or
+    /// exclusivity checks: a read transaction's pages are used by the one thread running the read,
+    /// no access to them overlaps another (`page` reads both, `keep` writes both, neither calls out
+    /// while holding an access), and every index is below `branchSlots` by construction (a slot is
+    /// a page number masked; `kept` grows only when an empty slot is filled, so it never holds more
+    /// entries than there are slots). Emptying them (`reset`) is a `deinitialize` and a `memset`.
+    private let slots: UnsafeMutablePointer<UInt64>
+    /// The kept buffers, `keptCount` of them initialized.
+    private let kept: UnsafeMutablePointer<PageBuffer>
+    private var keptCount = 0
 
     init(pager: Pager, snapshot: FrameSequence) {
         self.pager = pager
         self.snapshot = snapshot
-        slots = [UInt64](filling: 0, count: Self.branchSlots)
+        slots = .allocate(capacity: Self.branchSlots)
+        slots.initialize(repeating: 0, count: Self.branchSlots)
+        kept = .allocate(capacity: Self.branchSlots)
+    }
+
+    deinit {
+        kept.deinitialize(count: keptCount)
+        kept.deallocate()
+        slots.deallocate()
     }
 
     /// How many branch buffers the transaction holds (tests).
-    var keptBranches: Int { kept.count }
+    var keptBranches: Int { keptCount }
+
+    /// Lets go of every kept branch buffer and empties the table: the state of a new `ReadPages`
+    /// of the same snapshot. A `Snapshot` resets the pages of a read that ended and gives them to
+    /// its next read (which sees the same commit) instead of building and freeing a table per
+    /// read; the buffers are released here, when the read ends, as the table's destruction did.
+    func reset() {
+        guard keptCount > 0 else { return }  // nothing kept: every slot is still 0
+        kept.deinitialize(count: keptCount)
+        keptCount = 0
+        _ = memset(slots, 0, Self.branchSlots * MemoryLayout<UInt64>.stride)
+    }
 
     @inline(__always)
     func page(_ number: PageNumber) throws(StorageError) -> PageBuffer {
@@ -77,9 +108,10 @@ final class ReadPages: PageSource {
             place = entry & 0xFFFF_FFFF  // the slot's old page goes: its place in `kept` is reused
             kept[Int(truncatingIfNeeded: place) &- 1] = buffer
         } else {
-            if kept.capacity == 0 { kept.reserveCapacity(8) }
-            kept.append(buffer)
-            place = UInt64(kept.count)
+            // An empty slot: at most `branchSlots` of them were ever filled since the last reset.
+            (kept + keptCount).initialize(to: buffer)
+            keptCount &+= 1
+            place = UInt64(keptCount)
         }
         slots[slot] = UInt64(number.rawValue) &<< 32 | place
     }

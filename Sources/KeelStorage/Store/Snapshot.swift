@@ -20,6 +20,12 @@ public final class Snapshot: Sendable {
     private let frames: FrameSequence
     /// The reader registration, nil once closed. Guards use and close: one read at a time.
     private let registration: Mutex<Int?>
+    /// The pages of the last read that ended with nothing else holding them (no transaction,
+    /// tree or cursor kept past its closure), emptied (`ReadPages.reset`): the next read of this
+    /// snapshot, which sees the same commit, reads through them instead of building and freeing
+    /// a branch table of its own. They hold no page buffer between reads. Used only under
+    /// `registration`'s lock, as a read's pages are used only by the thread running the read.
+    nonisolated(unsafe) private var spare: ReadPages?
     /// Tree roots looked up by this snapshot's reads: its catalog never changes.
     private let roots = TreeRoots()
 
@@ -38,16 +44,33 @@ public final class Snapshot: Sendable {
     public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         try registration.withLock { (id: inout Int?) throws -> R in
             guard id != nil else { throw StorageError(.closed, "the snapshot is closed") }
-            let txn = ReadTransaction(pages: ReadPages(pager: pager, snapshot: frames), transaction: transaction, roots: roots)
-            defer { txn.end() }
+            var pages = spare.take() ?? ReadPages(pager: pager, snapshot: frames)
+            defer {
+                // Kept only when the ended read's transaction is gone and nothing it made holds
+                // the pages (an escaped cursor reads through them): else the next read builds its own.
+                if isKnownUniquelyReferenced(&pages) {
+                    pages.reset()
+                    spare = pages
+                }
+            }
+            let txn = ReadTransaction(pages: pages, transaction: transaction, roots: roots)
+            defer { txn.end() }  // runs before the check above: the transaction's last use
             return try body(txn)
         }
+    }
+
+    /// The pages kept for the next read, and how many buffers they hold (tests).
+    var sparePages: (id: ObjectIdentifier, keptBranches: Int)? {
+        registration.withLock { _ in spare.map { (ObjectIdentifier($0), $0.keptBranches) } }
     }
 
     /// Releases the snapshot so checkpoints may overwrite what it pinned. Idempotent.
     public func close() {
         if let id = registration.withLock({ (id: inout Int?) -> Int? in
-            defer { id = nil }
+            defer {
+                id = nil
+                spare = nil
+            }
             return id
         }) {
             pager.endRead(id)

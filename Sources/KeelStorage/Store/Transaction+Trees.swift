@@ -4,7 +4,7 @@ import Synchronization
 
 extension ReadTransaction {
     var readPages: ReadPages {
-        source as! ReadPages  // safe: a ReadTransaction that is not a WriteTransaction is built over ReadPages
+        reader!  // safe: a ReadTransaction that is not a WriteTransaction is built over ReadPages
     }
 
     /// The catalog as of this transaction (its root page is in page 0 and never moves).

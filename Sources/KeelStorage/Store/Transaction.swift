@@ -9,11 +9,25 @@ public class ReadTransaction {
     /// The tree roots already found in the catalog, shared by every read of one `Snapshot` (whose
     /// catalog never changes); nil for `Store.read` and write transactions.
     let roots: TreeRoots?
+    /// `source` as the `ReadPages` it is, nil in a write transaction: a tree's reads get their
+    /// pages without casting the existential (`as!`, a `swift_dynamicCast` of ~260 instructions
+    /// on every cursor and look-up).
+    let reader: ReadPages?
 
-    init(pages: any PageSource, transaction: TransactionID, roots: TreeRoots? = nil) {
+    /// A read transaction over `pages`.
+    init(pages: ReadPages, transaction: TransactionID, roots: TreeRoots? = nil) {
         self.source = pages
+        self.reader = pages
         self.transaction = transaction
         self.roots = roots
+    }
+
+    /// The write transaction's part (`WriteTransaction.init`).
+    init(writing pages: WritePages, transaction: TransactionID) {
+        self.source = pages
+        self.reader = nil
+        self.transaction = transaction
+        self.roots = nil
     }
 
     func end() { isOpen = false }
@@ -30,7 +44,7 @@ public final class WriteTransaction: ReadTransaction {
 
     init(pages: WritePages, transaction: TransactionID) {
         self.pages = pages
-        super.init(pages: pages, transaction: transaction)
+        super.init(writing: pages, transaction: transaction)
     }
 
     /// Moves whenever the transaction changes, allocates or frees a page (every change to its

@@ -185,4 +185,100 @@ struct LongLivedSnapshotTests {
             #expect(try store.read { try $0.tree("t")?.count() } == commits + 1)
         }
     }
+
+    /// Tree `t`: 2,000 keys of 100 bytes (`randomBytes(100, seed: i)`), a branch root over dozens
+    /// of leaves, so its reads keep branch pages.
+    static func writeBranchTree(_ store: Store) throws {
+        try store.write { txn in
+            let tree = try txn.createTree("t")
+            for i in 0..<2_000 { try tree.put(key: numberedKey(i), value: randomBytes(100, seed: UInt64(i))) }
+        }
+    }
+
+    @Test("a snapshot's reads share one ReadPages, emptied at each read's end (no buffer held between reads); a read whose transaction or cursor outlives it keeps its own")
+    func reusedReadPages() throws {
+        try withVerifiedStore { store in
+            try Self.writeBranchTree(store)
+            try store.write { txn in try txn.createTree("u").put(key: numberedKey(0), value: [1]) }
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            #expect(snapshot.sparePages == nil, "no read yet")
+            // The pages a read ran on, and how many branches it kept by its end.
+            func read(_ keys: [Int], tree: String = "t") throws -> (ObjectIdentifier, Int, [[UInt8]?]) {
+                try snapshot.read { txn in
+                    let t = try #require(try txn.tree(tree))
+                    let values = try keys.map { try t.get(numberedKey($0)) }
+                    return (ObjectIdentifier(txn.readPages), txn.readPages.keptBranches, values)
+                }
+            }
+            let first = try read([5, 1_999])
+            #expect(first.1 > 0, "the read kept the root branch")
+            #expect(first.2 == [randomBytes(100, seed: 5), randomBytes(100, seed: 1_999)])
+            let spare = try #require(snapshot.sparePages)
+            #expect(spare.id == first.0 && spare.keptBranches == 0, "kept for the next read, its buffers let go")
+            // The next reads run on the same pages, and find every page they ask for (a table
+            // emptied of its buffers but not of its slots would hand back a buffer that is gone).
+            for round in 0..<3 {
+                let keys = (0..<20).map { ($0 * 97 + round * 31) % 2_000 }
+                let again = try read(keys)
+                #expect(again.0 == first.0, "round \(round): the spare pages reused")
+                #expect(again.2 == keys.map { randomBytes(100, seed: UInt64($0)) }, "round \(round)")
+                #expect(try read([0], tree: "u").2 == [[1]])
+                #expect(snapshot.sparePages?.keptBranches == 0)
+            }
+            // A transaction kept past its read: that read's pages are not handed to the next one,
+            // and the kept transaction stays ended while the next read runs.
+            var escaped: ReadTransaction?
+            try snapshot.read { escaped = $0 }
+            let kept = try #require(escaped)
+            #expect(snapshot.sparePages == nil, "pages still referenced are not kept for reuse")
+            let next = try snapshot.read { txn in (ObjectIdentifier(txn.readPages), kept.isOpen, txn.isOpen) }
+            #expect(next.0 != ObjectIdentifier(kept.readPages) && !next.1 && next.2)
+            escaped = nil
+            // A cursor kept past its read reads through that read's pages: the same.
+            var cursor: Cursor?
+            try snapshot.read { txn in cursor = try #require(try txn.tree("t")).cursor() }
+            #expect(snapshot.sparePages == nil)
+            let afterCursor = try read([7])
+            #expect(afterCursor.0 != ObjectIdentifier(try #require(cursor?.read?.source)))
+            #expect(afterCursor.2 == [randomBytes(100, seed: 7)])
+            cursor = nil
+            #expect(snapshot.sparePages?.id == afterCursor.0, "the next read's own pages kept")
+            #expect(try read([8]).0 == afterCursor.0)
+        }
+    }
+
+    @Test("I5: reused pages see the snapshot's commit after later commits and a checkpoint; the next snapshot reads the new commit on pages of its own")
+    func reusedReadPagesAcrossCommits() throws {
+        try withVerifiedStore { store in
+            try Self.writeBranchTree(store)
+            try store.checkpoint()
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            let keys = [0, 3, 999, 1_000, 1_999]
+            func values(_ s: Snapshot) throws -> [[UInt8]?] {
+                try s.read { txn in try keys.map { try txn.tree("t")?.get(numberedKey($0)) } }
+            }
+            let old = keys.map { randomBytes(100, seed: UInt64($0)) }
+            #expect(try values(snapshot) == old)
+            for round in 1...3 {
+                // New values for the keys read, and enough new keys to split leaves and branches.
+                try store.write { txn in
+                    let tree = try txn.openTree("t")
+                    for k in keys { try tree.put(key: numberedKey(k), value: [UInt8(round)]) }
+                    for i in 0..<600 { try tree.put(key: numberedKey(10_000 * round + i), value: randomBytes(150, seed: UInt64(i))) }
+                }
+                try store.checkpoint()
+                #expect(try values(snapshot) == old, "round \(round): the snapshot's commit")
+                #expect(try snapshot.read { try $0.tree("t")?.count() } == 2_000, "round \(round)")
+                let fresh = try store.snapshot()
+                #expect(try values(fresh) == keys.map { _ in [UInt8(round)] }, "round \(round): the new commit")
+                #expect(try fresh.read { try $0.tree("t")?.count() } == 2_000 + 600 * round)
+                #expect(fresh.sparePages != nil && fresh.sparePages?.id != snapshot.sparePages?.id)
+                fresh.close()
+                #expect(fresh.sparePages == nil, "closing lets the pages go")
+                #expect(try values(snapshot) == old, "round \(round), again")
+            }
+        }
+    }
 }

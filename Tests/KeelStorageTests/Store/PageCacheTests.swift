@@ -135,25 +135,39 @@ struct PageCacheTests {
         // Every page twice, in a random order: each read must give that page's bytes.
         var order = Array(1..<pageCount) + Array(1..<pageCount)
         order.shuffle(using: &random)
-        var slotHolder: [Int: UInt32] = [:]  // slot → the branch page last read into it
-        var held: [UInt32: PageBuffer] = [:]  // the buffer handed out for that page
-        var branches = Set<UInt32>()
-        for n in order {
-            let number = PageNumber(UInt32(n))
-            let expected = try pager.readPage(number, snapshot: snapshot)
-            let got = try pages.page(number)
-            #expect(Array(got.readOnlyBytes) == Array(expected.readOnlyBytes), "page \(n)")
-            guard got.pageType == .branch else { continue }
-            branches.insert(UInt32(n))
-            let slot = n & (ReadPages.branchSlots - 1)
-            if slotHolder[slot] == UInt32(n), let kept = held[UInt32(n)] {
-                #expect(got === kept, "branch page \(n) still holds slot \(slot): the kept buffer is handed back")
+        // One pass over `order`: every page read is that page, a branch still holding its slot is
+        // handed back as kept, and the table keeps one buffer per slot in use. Gives the branches.
+        func pass(_ label: String) throws -> Set<UInt32> {
+            var slotHolder: [Int: UInt32] = [:]  // slot → the branch page last read into it
+            var held: [UInt32: PageBuffer] = [:]  // the buffer handed out for that page
+            var branches = Set<UInt32>()
+            for n in order {
+                let number = PageNumber(UInt32(n))
+                let expected = try pager.readPage(number, snapshot: snapshot)
+                let got = try pages.page(number)
+                #expect(Array(got.readOnlyBytes) == Array(expected.readOnlyBytes), "\(label): page \(n)")
+                guard got.pageType == .branch else { continue }
+                branches.insert(UInt32(n))
+                let slot = n & (ReadPages.branchSlots - 1)
+                if slotHolder[slot] == UInt32(n), let kept = held[UInt32(n)] {
+                    #expect(got === kept, "\(label): branch page \(n) still holds slot \(slot): the kept buffer is handed back")
+                }
+                slotHolder[slot] = UInt32(n)
+                held[UInt32(n)] = got
+                #expect(pages.keptBranches == slotHolder.count, "\(label): one kept buffer per slot in use")
             }
-            slotHolder[slot] = UInt32(n)
-            held[UInt32(n)] = got
-            #expect(pages.keptBranches == slotHolder.count, "one kept buffer per slot in use")
+            #expect(pages.keptBranches <= ReadPages.branchSlots)
+            return branches
         }
+        let branches = try pass("first pass")
         #expect(branches.count > ReadPages.branchSlots, "\(branches.count) branch pages: more than the slots, so slots were shared")
-        #expect(pages.keptBranches <= ReadPages.branchSlots)
+        // Emptied (as a snapshot empties its pages between reads): nothing held, and a second pass
+        // in another order fills the table again from empty (a slot left naming a released place
+        // would hand back another page's buffer, or keep fewer buffers than slots in use).
+        #expect(pages.keptBranches > 4, "several slots filled before the reset")
+        pages.reset()
+        #expect(pages.keptBranches == 0)
+        order.shuffle(using: &random)
+        #expect(try pass("after the reset") == branches)
     }
 }
