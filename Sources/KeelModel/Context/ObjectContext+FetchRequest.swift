@@ -131,7 +131,7 @@ extension ObjectContext {
     /// Runs `body` with the engine read of the entity's store held open (ObjectSnapshot.pinned)
     /// when the context reads a store snapshot.
     static func pinning<R>(_ graph: FetchGraph, _ entity: EntityID, _ body: () throws(KeelError) -> R) throws(KeelError) -> R {
-        guard let snapshot = graph.state.base as? ObjectSnapshot, entity.index < snapshot.layout.storeOf.count else { return try body() }
+        guard let snapshot = graph.state.base?.objectSnapshot, entity.index < snapshot.layout.storeOf.count else { return try body() }
         return try snapshot.pinned(store: snapshot.layout.storeOf[entity.index], body)
     }
 

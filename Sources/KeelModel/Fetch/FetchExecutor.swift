@@ -82,7 +82,7 @@ struct FetchExecutor {
         case .nothing:
             return
         case .scan:
-            if plan.usesFastPaths, let predicate = plan.predicate, let snapshot = state.base as? ObjectSnapshot,
+            if plan.usesFastPaths, let predicate = plan.predicate, let snapshot = state.base?.objectSnapshot,
                 let wanted = predicate.rowFields(fieldCount: state.model[plan.entity].properties.count)
             {
                 try filteredScan(snapshot, predicate, wanted, body)

@@ -215,7 +215,7 @@ struct FetchMaterializer {
 
     /// Members of `field` for each object: pending edits from the overlay, the rest in one read.
     static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
-        let snapshot = state.base as? ObjectSnapshot
+        let snapshot = state.base?.objectSnapshot
         // No pending edit of any of them (the usual fetch): the snapshot's lists are the answer,
         // as they come (no second list of lists filled from them).
         let untouched = state.rows.isEmpty && state.members.isEmpty && state.deleted.isEmpty
@@ -263,7 +263,7 @@ struct FetchMaterializer {
             }
         }
         guard !fromBase.isEmpty else { return out }
-        if let snapshot = state.base as? ObjectSnapshot {
+        if let snapshot = state.base?.objectSnapshot {
             let rows = try snapshot.objects(fromBase.map { ids[$0] })
             for (n, i) in fromBase.enumerated() { out[i] = rows[n] }
         } else {

@@ -13,6 +13,7 @@ extension ObjectSnapshot: IndexReading {
     static let firstChunkSize = 64
 
     public var indexReading: (any IndexReading)? { self }
+    public var objectSnapshot: ObjectSnapshot? { self }
 
     /// Where a chunked range read stands: the range being read and the last key delivered.
     struct IndexPosition {

@@ -41,10 +41,15 @@ public protocol ObjectReader: ObjectGraphReading {
     /// reader conforming to `IndexReading` returns itself here (the default is nil).
     /// Asked by every fetch; a witness call is cheaper than a cast to `any IndexReading`.
     var indexReading: (any IndexReading)? { get }
+    /// This reader as a store snapshot (`ObjectSnapshot` returns itself; the default is nil):
+    /// what `as? ObjectSnapshot` gives, asked by every fetch (its engine read, the fast paths)
+    /// by a witness call instead of a `swift_dynamicCast` of the existential (~264 instructions).
+    var objectSnapshot: ObjectSnapshot? { get }
 }
 
 extension ObjectReader {
     public var indexReading: (any IndexReading)? { nil }
+    public var objectSnapshot: ObjectSnapshot? { nil }
 
     /// One field at a time.
     public func members(of id: ObjectID, fields: [Int]) throws(KeelError) -> [[ObjectID]] {

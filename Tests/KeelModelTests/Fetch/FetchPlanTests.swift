@@ -118,6 +118,26 @@ struct FetchPlanTests {
         #expect(explained.hasPrefix(plan.explain(in: data.model) + "; about "), "\(explained) | \(plan.explain(in: data.model))")
     }
 
+    @Test("a fetch finds the store snapshot under its state by the reader's witness (as `as? ObjectSnapshot` would), and runs in one of its pinned reads; a child context's reader is none")
+    func objectSnapshotOfReaders() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let state = try c.readState()
+        let snapshot = try #require(state.base?.objectSnapshot)
+        #expect(snapshot === (state.base as? ObjectSnapshot))
+        #expect(state.objectSnapshot == nil, "the overlay itself is no snapshot")
+        // No pinned read yet: no pin kept. The fetch's read is a pinned one (its pin kept as
+        // the store's spare when it ends); with no snapshot found it would read unpinned.
+        #expect(snapshot.pins.withLock { $0.spare.allSatisfy { $0 == nil } && $0.open.allSatisfy { $0 == nil } })
+        let request = FetchRequest(entity: "Employee", predicate: "name == %@", args: ["Zed"])
+        #expect(try c.names(request) == ["Zed"])
+        #expect(snapshot.pins.withLock { $0.spare.contains { $0 != nil } && $0.open.allSatisfy { $0 == nil } })
+        let child = ObjectContext(parent: c)
+        let childState = try child.readState()
+        #expect(childState.base != nil && childState.base?.objectSnapshot == nil)
+        #expect(try child.names(request) == ["Zed"])
+    }
+
     @Test("index reads come from the reader: a store snapshot has them, a child context's view of its parent does not (a scan, same answers)")
     func indexReadingOfReaders() throws {
         let data = try FetchTestData()
