@@ -10,7 +10,7 @@ public class ReadTransaction {
     /// catalog never changes); nil for `Store.read` and write transactions.
     let roots: TreeRoots?
     /// `source` as the `ReadPages` it is, nil in a write transaction: a tree's reads get their
-    /// pages without casting the existential (`as!`, a `swift_dynamicCast` of ~260 instructions
+    /// pages without a forced cast of the existential (a `swift_dynamicCast` of ~260 instructions
     /// on every cursor and look-up).
     let reader: ReadPages?
 
