@@ -98,7 +98,8 @@ struct PreparedRequestTests {
         #expect(try c.count(byName, args: ["Yorick"]) == 1)
         // Names are checked when prepared.
         expectKeelError(.noSuchEntity) { _ = try c.prepare(FetchRequest(entity: "Nothing")) }
-        expectKeelError(.noSuchProperty) { _ = try c.prepare(FetchRequest(entity: "Employee", predicate: "nope == %@", args: [1])) }
+        expectKeelError(.noSuchProperty) { _ = try c.prepare(FetchRequest(entity: "Employee", properties: ["nope"])) }
+        expectKeelError(.predicate) { _ = try c.prepare(FetchRequest(entity: "Employee", predicate: "nope == %@", args: [1])) }
         expectKeelError(.predicate) { _ = try c.prepare(FetchRequest(entity: "Employee", predicate: "name == %@")) }
     }
 
