@@ -190,7 +190,9 @@ struct FetchMaterializer {
             out.append(
                 ManagedObject(
                     id: rows[i].id, entity: entity, version: rows[i].version, values: objectValues,
-                    included: include.isEmpty ? [:] : included[i]))
+                    // `Dictionary()`, not the `[:]` literal (a call building it from an empty
+                    // list of pairs, per row).
+                    included: include.isEmpty ? Dictionary() : included[i]))
         }
         return out
     }
