@@ -77,18 +77,7 @@ struct SnapshotMembersTests {
         // link trees: a list mixing them is two groups, Alpha's first. Each phase compares the
         // batch with one-by-one reads for lists of one entity, of both (mixed, shuffled,
         // repeated), and checks which link trees exist, so each path is the one meant.
-        let model = try ModelLoader.load(text: """
-            { "name": "Siblings", "version": 1, "entities": [
-              { "name": "Owner", "abstract": true, "attributes": [ { "name": "name", "type": "string" } ] },
-              { "name": "Alpha", "parent": "Owner", "relationships": [
-                  { "name": "pets", "destination": "Pet", "inverse": "alpha", "toMany": true } ] },
-              { "name": "Beta", "parent": "Owner", "relationships": [
-                  { "name": "toys", "destination": "Toy", "inverse": "beta", "toMany": true } ] },
-              { "name": "Pet", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
-                  { "name": "alpha", "destination": "Alpha", "inverse": "pets" } ] },
-              { "name": "Toy", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
-                  { "name": "beta", "destination": "Beta", "inverse": "toys" } ] } ] }
-            """)
+        let model = try TestModels.siblings()
         let f = try StoreFixture(model: model)
         let c = ObjectContext(store: f.store)
         var alphas: [ObjectID] = [], betas: [ObjectID] = []
