@@ -64,4 +64,15 @@ final class KeelFetch {
         if sink == -1 { print("") }
         return n
     }
+
+    /// `rows` for a prepared request run with `args` (`--prepared`).
+    func rows(_ context: ObjectContext, _ prepared: PreparedFetchRequest, args: [JSON]) throws -> Int {
+        var sink = 0
+        let n = try context.fetch(prepared, args: args) { row in
+            if let object = row.object { sink &+= object.values.count }
+            return true
+        }
+        if sink == -1 { print("") }
+        return n
+    }
 }

@@ -2,14 +2,17 @@
 // one run, same data, same indexes (Docs/Performance.md, "Fetch").
 //
 //     swift run -c release keel-fetch-bench [--count 1000000] [--dir /tmp/keel-fetch-bench] [--model ../config/model.json]
-//         [--only N] [--cache-mib 64] [--queries N] [--cpu]
+//         [--only N] [--cache-mib 64] [--queries N] [--cpu] [--prepared]
 //
 // `--cache-mib` sets both engines' page caches (default 64 MiB each); `--only N` runs row N;
 // `--queries N` runs N queries per round on every row instead of its own number (to profile one
 // row long enough; the output is the same table). Rows 5 and 6 measure the fixed cost of a query
 // (an equality that matches nothing, a count over an empty key range) and run only when `--only`
 // names them. `--cpu` adds, per row, the CPU time per query of each engine (the thread's CPU
-// clock, median round) — steadier than wall time on a shared machine.
+// clock, median round) — steadier than wall time on a shared machine. `--prepared` runs Keel's
+// rows with `%@` arguments as SQLite's run, on a request prepared once (`ObjectContext.prepare`)
+// and run with each query's arguments (`fetch(_:args:)`, `count(_:args:)`); without it each
+// query builds its `FetchRequest` and runs `fetch(_:_:)`, as the daemon runs FETCH.
 //
 // Each row runs its queries on Keel, then on SQLite, three rounds, engines alternating first;
 // the median round is reported per query. Ratio = SQLite time / Keel time (above 1.00×: Keel
@@ -21,12 +24,13 @@ import KeelModel
 
 let usage = """
     usage: keel-fetch-bench [--count 1000000] [--dir /tmp/keel-fetch-bench] [--model ../config/model.json]
-                            [--only N] [--cache-mib 64] [--queries N] [--cpu]
+                            [--only N] [--cache-mib 64] [--queries N] [--cpu] [--prepared]
       --count N      employees to load (once per --dir; the folder keeps them for later runs)
       --only N       run row N only (0-based; rows 5 and 6, the fixed cost of a query, run only when named)
       --cache-mib N  both engines' page caches, MiB (default 64)
       --queries N    queries per round on every row (to profile one row long enough)
       --cpu          also print each engine's thread CPU time per query
+      --prepared     Keel's rows with arguments on requests prepared once (ObjectContext.prepare)
     Docs/Performance.md, "Fetch", explains the rows and how to read them.
     """
 
@@ -38,6 +42,7 @@ var only: Int? = nil
 var cacheMiB = 64
 var queriesOverride: Int? = nil
 var showCPU = false
+var preparedRequests = false
 while let flag = arguments.popFirst() {
     switch flag {
     case "--count": count = Int(arguments.popFirst() ?? "") ?? count
@@ -48,6 +53,7 @@ while let flag = arguments.popFirst() {
         guard let n = Int(arguments.popFirst() ?? ""), n > 0 else { print("--cache-mib needs a positive number"); exit(2) }
         cacheMiB = n
     case "--cpu": showCPU = true
+    case "--prepared": preparedRequests = true
     case "--queries":
         guard let n = Int(arguments.popFirst() ?? ""), n > 0 else { print("--queries needs a positive number"); exit(2) }
         queriesOverride = n
@@ -105,27 +111,61 @@ let contains = try sqlite.prepare("SELECT * FROM employee WHERE name LIKE '%kalo
     return Int(sqlite3_column_int64(counting, 0))
 }
 
+/// Keel's side of a row with `%@` arguments: a `FetchRequest` built per query and run by
+/// `fetch(_:_:)`/`count(_:)` (the default, as the daemon runs FETCH and COUNT), or with
+/// `--prepared` the request prepared once and run with each query's arguments.
+struct KeelQuery {
+    let request: FetchRequest
+    let prepared: PreparedFetchRequest?
+
+    /// `request`'s `args` are an example (a prepared request is checked with them).
+    @MainActor init(_ request: FetchRequest) throws {
+        self.request = request
+        prepared = preparedRequests ? try context.prepare(request) : nil
+    }
+
+    @MainActor func rows(_ args: [JSON]) throws -> Int {
+        if let prepared { return try keel.rows(context, prepared, args: args) }
+        var request = request
+        request.args = args
+        return try keel.rows(context, request)
+    }
+
+    @MainActor func count(_ args: [JSON]) throws -> Int {
+        if let prepared { return try context.count(prepared, args: args) }
+        var request = request
+        request.args = args
+        return try context.count(request)
+    }
+}
+
+let byName = try KeelQuery(FetchRequest(entity: "Employee", predicate: "name == %@", args: ["x"]))
+let fromName = try KeelQuery(FetchRequest(entity: "Employee", predicate: "name >= %@", args: ["x"], sort: [KeelSortDescriptor(key: "name")], limit: 10))
+let countQuery = try KeelQuery(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000", args: [dept(0)]))
+let byDepartmentName = try KeelQuery(FetchRequest(entity: "Employee", predicate: "department.name == %@", args: ["x"]))
+let emptyCount = try KeelQuery(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000000", args: [dept(0)]))
+
 let workloads: [Workload] = [
     Workload(name: "indexed equality: name == ?", queries: queriesOverride ?? 500,
-        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string(someName(i))])) },
+        keel: { i in try byName.rows([.string(someName(i))]) },
         sqlite: { i in try sqlite.rows(equality) { sqlite3_bind_text($0, 1, someName(i), -1, sqliteTransient) } }),
     Workload(name: "range + sort + limit 10: name >= ? by name", queries: queriesOverride ?? 500,
-        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name >= %@", args: [.string(someName(i))], sort: [KeelSortDescriptor(key: "name")], limit: 10)) },
+        keel: { i in try fromName.rows([.string(someName(i))]) },
         sqlite: { i in try sqlite.rows(range) { sqlite3_bind_text($0, 1, someName(i), -1, sqliteTransient) } }),
     Workload(name: "count: department == ? AND salary > 10000", queries: queriesOverride ?? 500,
-        keel: { i in try context.count(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000", args: [dept(i)])) },
+        keel: { i in try countQuery.count([dept(i)]) },
         sqlite: { i in try sqliteCount(i, salaryAbove: 10000) }),
     Workload(name: "through to-one: department.name == ?", queries: queriesOverride ?? 100,
-        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "department.name == %@", args: [.string("Dept \(i % data.departments)")])) },
+        keel: { i in try byDepartmentName.rows([.string("Dept \(i % data.departments)")]) },
         sqlite: { i in try sqlite.rows(join) { sqlite3_bind_text($0, 1, "Dept \(i % data.departments)", -1, sqliteTransient) } }),
     Workload(name: "unindexed scan: name CONTAINS[c] 'kalo'", queries: queriesOverride ?? 3,
         keel: { _ in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name CONTAINS[c] 'kalo'")) },
         sqlite: { _ in try sqlite.rows(contains) { _ in } }),
     Workload(name: "fixed cost: name == ? matching nothing", queries: queriesOverride ?? 500,
-        keel: { i in try keel.rows(context, FetchRequest(entity: "Employee", predicate: "name == %@", args: [.string("Zz\(i)")])) },
+        keel: { i in try byName.rows([.string("Zz\(i)")]) },
         sqlite: { i in try sqlite.rows(equality) { sqlite3_bind_text($0, 1, "Zz\(i)", -1, sqliteTransient) } }, onlyWhenAsked: true),
     Workload(name: "fixed cost: count over an empty range", queries: queriesOverride ?? 500,
-        keel: { i in try context.count(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000000", args: [dept(i)])) },
+        keel: { i in try emptyCount.count([dept(i)]) },
         sqlite: { i in try sqliteCount(i, salaryAbove: 10_000_000) }, onlyWhenAsked: true),
 ]
 

@@ -19,7 +19,11 @@ extension ObjectContext {
         // It is moved into the fetch's graph, which the planner, the executor and the
         // materializer share (one reference each, not a copy each of the overlay's dozen).
         let graph = FetchGraph(try readState())
-        let prepared = try preparedFetch(request)
+        return try run(try preparedFetch(request), graph, row)
+    }
+
+    /// Runs a prepared request over `graph` (`fetch(_:_:)`'s body; PreparedFetchRequest.swift's too).
+    func run(_ prepared: PreparedFetch, _ graph: FetchGraph, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
         if prepared.result == .count { return try count(prepared, graph) }
         // First, in one engine read (Self.pinning): the plan and, when the fetch is small, the
         // whole result, materialized before `row` sees any of it — `row` never runs inside the read.
@@ -135,7 +139,7 @@ extension ObjectContext {
         return try snapshot.pinned(store: snapshot.layout.storeOf[entity.index], body)
     }
 
-    private func count(_ prepared: PreparedFetch, _ graph: FetchGraph) throws(KeelError) -> Int {
+    func count(_ prepared: PreparedFetch, _ graph: FetchGraph) throws(KeelError) -> Int {
         try Self.pinning(graph, prepared.entity.id) { () throws(KeelError) -> Int in
             try FetchExecutor(graph: graph, plan: try prepared.plan(in: graph, explaining: false), ordering: prepared.ordering).count()
         }

@@ -81,7 +81,13 @@ final class PreparedFetch: Sendable {
 
     /// The request prepared from its shape's entry (PreparedFetchCache.swift): only the
     /// predicate's arguments and variables are bound.
-    init(_ shape: PreparedShape, _ request: FetchRequest) throws(KeelError) {
+    convenience init(_ shape: PreparedShape, _ request: FetchRequest) throws(KeelError) {
+        try self.init(shape, args: request.args, vars: request.vars, text: request.predicate)
+    }
+
+    /// A request of `shape` with `args` and `vars` (its predicate's text `text`, for the position
+    /// an argument count error names): from a shape's entry, or a `PreparedFetchRequest`'s.
+    init(_ shape: PreparedShape, args: [JSON], vars: [String: JSON], text: String?) throws(KeelError) {
         let first = shape.first
         entity = first.entity
         result = first.result
@@ -90,11 +96,11 @@ final class PreparedFetch: Sendable {
         includeSubentities = first.includeSubentities
         usesIndexes = first.usesIndexes
         if let template = shape.predicate {
-            let binder = PredicateBinder(model: shape.model, args: request.args, vars: request.vars)
-            let text = request.predicate ?? ""  // the closure captures the text, not a copy of the request
+            let binder = PredicateBinder(model: shape.model, args: args, vars: vars)
+            let text = text ?? ""  // the closure captures the text, not a copy of the request
             predicate = try template.bind(with: binder) { text.unicodeScalars.count }
         } else {
-            if !request.args.isEmpty { throw Self.argumentsWithoutPredicate }
+            if !args.isEmpty { throw Self.argumentsWithoutPredicate }
             predicate = nil
         }
         ordering = first.ordering
