@@ -96,16 +96,21 @@ struct FetchMaterializer {
         var manyFields: [(field: Int, declaredIn: EntityID, mayDangle: Bool, positions: [Int])] = []
         var shapeOf = rows[0].id.entity
         var shape = model.rowShape(of: shapeOf)
-        for (i, row) in rows.enumerated() {
-            if shapeOf != row.id.entity {
-                shape = model.rowShape(of: row.id.entity)
-                shapeOf = row.id.entity
+        // By index, the row's ID read in place: `enumerated()` copied each row (a retain and a
+        // release of its emptied values list per row), and a loop over a shape's list copies
+        // the list (another pair per list and row).
+        for i in rows.indices {
+            let id = rows[i].id
+            if shapeOf != id.entity {
+                shape = model.rowShape(of: id.entity)
+                shapeOf = id.entity
             }
             if !shape.transients.isEmpty {
-                let transients = state.transients[row.id]
+                let transients = state.transients[id]
                 for (field, fallback) in shape.transients { values[i][field] = transients?[field] ?? fallback }
             }
-            for (field, declaredIn, mayDangle) in shape.toMany {
+            for m in shape.toMany.indices {
+                let (field, declaredIn, mayDangle) = shape.toMany[m]
                 if let k = manyFields.firstIndex(where: { $0.field == field && $0.declaredIn == declaredIn }) {
                     manyFields[k].positions.append(i)
                 } else {
@@ -115,7 +120,8 @@ struct FetchMaterializer {
                     manyFields.append((field, declaredIn, mayDangle, positions))
                 }
             }
-            for (field, mayDangle) in shape.toOne {
+            for o in shape.toOne.indices {
+                let (field, mayDangle) = shape.toOne[o]
                 guard case .object(let target) = values[i][field] else {
                     values[i][field] = .null
                     continue
@@ -184,7 +190,9 @@ struct FetchMaterializer {
             out.append(
                 ManagedObject(
                     id: rows[i].id, entity: entity, version: rows[i].version, values: objectValues,
-                    included: include.isEmpty ? [:] : included[i]))
+                    // `Dictionary()`, not the `[:]` literal (a call building it from an empty
+                    // list of pairs, per row).
+                    included: include.isEmpty ? Dictionary() : included[i]))
         }
         return out
     }

@@ -11,40 +11,57 @@ extension ObjectSnapshot {
     /// link trees: each tree is read with its own cursor.
     func members(of ids: [ObjectID], field: Int) throws(KeelError) -> [[ObjectID]] {
         guard let first = ids.first else { return [] }
-        // Positions of `ids` per link tree: a chunk's objects are nearly always of one entity, so
-        // an entity like the previous one's reuses its group without looking the tree up.
+        // Positions of `ids` per link tree. A chunk's objects are nearly always of one entity:
+        // then there is one group, the whole list, and no position is listed per object.
         var groups: [(name: String, ordered: Bool, positions: [Int])] = []
-        var lastEntity = first.entity
-        var lastGroup = -1
-        for (i, id) in ids.enumerated() {
-            if lastGroup < 0 || id.entity != lastEntity {
-                try checkEntity(id.entity)
-                let entity = model[id.entity]
-                guard field >= 0, field < entity.properties.count, let name = layout.links[id.entity.index][field],
-                    case .relationship(let r) = entity.properties[field]
-                else { throw KeelError(.noSuchProperty, "\(entity.name) has no to-many relationship #\(field)") }
-                if let k = groups.firstIndex(where: { $0.name == name }) {
-                    lastGroup = k
-                } else {
-                    // Room for the rest of the list (nearly always all of it: one entity).
-                    var positions: [Int] = []
-                    positions.reserveCapacity(ids.count - i)
-                    groups.append((name, r.isOrdered, positions))
-                    lastGroup = groups.count - 1
+        if !ids.contains(where: { $0.entity != first.entity }) {
+            let (name, ordered) = try linkTree(of: first.entity, field: field)
+            groups.append((name, ordered, []))
+        } else {
+            // An entity like the previous one's reuses its group without looking the tree up.
+            var lastEntity = first.entity
+            var lastGroup = -1
+            for (i, id) in ids.enumerated() {
+                if lastGroup < 0 || id.entity != lastEntity {
+                    let (name, ordered) = try linkTree(of: id.entity, field: field)
+                    if let k = groups.firstIndex(where: { $0.name == name }) {
+                        lastGroup = k
+                    } else {
+                        // Room for the rest of the list.
+                        var positions: [Int] = []
+                        positions.reserveCapacity(ids.count - i)
+                        groups.append((name, ordered, positions))
+                        lastGroup = groups.count - 1
+                    }
+                    lastEntity = id.entity
                 }
-                lastEntity = id.entity
+                groups[lastGroup].positions.append(i)
             }
-            groups[lastGroup].positions.append(i)
         }
         return try read(store: layout.storeOf[first.entity.index]) { (txn) throws(KeelError) -> [[ObjectID]] in
             var out = [[ObjectID]](filling: [], count: ids.count)
             for group in groups {
-                // One cursor per tree, the owners in key order (TreeReading.MemberLookup).
-                var lookup = try TreeReading.MemberLookup(try self.tree(txn, group.name), ordered: group.ordered)
+                // A link tree the snapshot does not have holds no members (a lookup on it finds
+                // none): each owner of the group keeps its empty list, with no cursor, no key
+                // order and no call per owner.
+                guard let tree = try self.tree(txn, group.name) else { continue }
+                // One cursor per tree, the owners in key order (TreeReading.MemberLookup). With
+                // one group it is all of `ids` (its positions are not listed).
+                var lookup = try TreeReading.MemberLookup(tree, ordered: group.ordered)
                 let owners = groups.count == 1 ? ids : group.positions.map { ids[$0] }
                 for n in Self.keyOrder(owners) { out[groups.count == 1 ? n : group.positions[n]] = try lookup.members(owners[n]) }
             }
             return out
         }
+    }
+
+    /// The link tree of `entity`'s to-many relationship at `field`, and whether it is ordered.
+    private func linkTree(of entity: EntityID, field: Int) throws(KeelError) -> (name: String, ordered: Bool) {
+        try checkEntity(entity)
+        let e = model[entity]
+        guard field >= 0, field < e.properties.count, let name = layout.links[entity.index][field],
+            case .relationship(let r) = e.properties[field]
+        else { throw KeelError(.noSuchProperty, "\(e.name) has no to-many relationship #\(field)") }
+        return (name, r.isOrdered)
     }
 }

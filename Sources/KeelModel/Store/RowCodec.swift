@@ -512,11 +512,10 @@ enum DecimalLayout {
             b[1] = UInt8(length) << 4 | (flags & 1) << 3 | (flags & 0b10) << 1
             b[2] = 0
             b[3] = 0
-            for w in 0..<8 {
-                let word = w < 4 ? low >> UInt64(16 * w) : high >> UInt64(16 * (w - 4))
-                b[4 + 2 * w] = UInt8(truncatingIfNeeded: word)
-                b[5 + 2 * w] = UInt8(truncatingIfNeeded: word >> 8)
-            }
+            // The eight 16-bit words, low first, each little-endian, are the two halves' bytes
+            // in little-endian order: two 8-byte stores (unaligned) instead of sixteen.
+            b.storeBytes(of: low.littleEndian, toByteOffset: 4, as: UInt64.self)
+            b.storeBytes(of: high.littleEndian, toByteOffset: 12, as: UInt64.self)
         }
         return d
     }

@@ -72,8 +72,12 @@ public struct PageBuffer: @unchecked Sendable {
     @inlinable public var pointer: UnsafeMutableRawPointer {
         storage.withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
-    /// The page size in bytes (the `ManagedBuffer` header).
-    @inlinable public var size: Int { storage.header }
+    /// The page size in bytes (the `ManagedBuffer` header), read through its pointer: the
+    /// `header` property is a class's stored `var`, so each read of it paid a runtime exclusivity
+    /// check (`swift_beginAccess`, ~150 instructions with its access-set bookkeeping) — every
+    /// `Node` made from a page reads it. The header is written once, when the object is made,
+    /// and never again, so no access can conflict.
+    @inlinable public var size: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee } }
 
     /// A zeroed buffer.
     public static func zeroed(size: Int) -> PageBuffer {

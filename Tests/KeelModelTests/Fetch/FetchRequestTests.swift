@@ -175,21 +175,7 @@ struct FetchRequestTests {
 
     @Test("sibling sub-entities with different to-many relationships at one field number: a fetch of the parent reads each from its own link tree, as GET does")
     func siblingToManyFields() throws {
-        // Alpha.pets and Beta.toys are both field 1 (after the inherited `name`), kept in the
-        // link trees of different relationships; Beta's inverse is noAction, so its members may
-        // dangle and are checked, Alpha's are not.
-        let model = try ModelLoader.load(text: """
-            { "name": "Siblings", "version": 1, "entities": [
-              { "name": "Owner", "abstract": true, "attributes": [ { "name": "name", "type": "string" } ] },
-              { "name": "Alpha", "parent": "Owner", "relationships": [
-                  { "name": "pets", "destination": "Pet", "inverse": "alpha", "toMany": true } ] },
-              { "name": "Beta", "parent": "Owner", "relationships": [
-                  { "name": "toys", "destination": "Toy", "inverse": "beta", "toMany": true } ] },
-              { "name": "Pet", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
-                  { "name": "alpha", "destination": "Alpha", "inverse": "pets" } ] },
-              { "name": "Toy", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
-                  { "name": "beta", "destination": "Beta", "inverse": "toys", "deleteRule": "noAction" } ] } ] }
-            """)
+        let model = try TestModels.siblings()
         let store = try StoreFixture(model: model)
         let c = ObjectContext(store: store.store)
         var owners: [ObjectID] = []

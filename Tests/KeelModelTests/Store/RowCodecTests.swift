@@ -59,6 +59,31 @@ struct RowCodecTests {
         #expect(one.count == 8 && one[2] == 13)
     }
 
+    @Test("DecimalLayout.make writes the layout's bytes: exponent, length and flags, two zero bytes, the mantissa's 16-bit words low first, little-endian")
+    func decimalLayoutBytes() throws {
+        #expect(DecimalLayout.verified)
+        var random = SystemRandomNumberGenerator()
+        for n in 0..<2_000 {
+            // Mantissas of every width, both halves, each flag and exponent sign.
+            let bits = n % 129
+            var low = bits == 0 ? 0 : UInt64.random(in: 0...UInt64.max, using: &random)
+            var high = UInt64.random(in: 0...UInt64.max, using: &random)
+            if bits < 64 { low &= bits == 0 ? 0 : UInt64.max >> UInt64(64 - bits); high = 0 } else if bits < 128 { high &= bits == 64 ? 0 : UInt64.max >> UInt64(128 - bits) }
+            let flags = UInt8(n % 4), exponent = Int8.random(in: .min ... .max, using: &random)
+            let d = DecimalLayout.make(flags: flags, exponent: exponent, low: low, high: high)
+            let length = high != 0 ? 4 + (64 - high.leadingZeroBitCount + 15) / 16 : (64 - low.leadingZeroBitCount + 15) / 16
+            var expected: [UInt8] = [UInt8(bitPattern: exponent), UInt8(length) << 4 | (flags & 1) << 3 | (flags & 0b10) << 1, 0, 0]
+            for w in 0..<8 {
+                let word = w < 4 ? low >> UInt64(16 * w) : high >> UInt64(16 * (w - 4))
+                expected.append(UInt8(truncatingIfNeeded: word))
+                expected.append(UInt8(truncatingIfNeeded: word >> 8))
+            }
+            #expect(withUnsafeBytes(of: d) { Array($0) } == expected, "low \(low) high \(high)")
+            let back = DecimalLayout.fields(of: d)
+            #expect(back.flags == flags && back.exponent == exponent && back.low == low && back.high == high)
+        }
+    }
+
     @Test("decimals written as text (tag 3, the earlier form) are still read")
     func textDecimals() throws {
         let text = Array("-1234.5".utf8)

@@ -70,4 +70,63 @@ struct SnapshotMembersTests {
         fresh.rollback()
         #expect(try fresh.get(company) == saved)
     }
+
+    @Test("members(of:field:) for many owners: a link tree the snapshot lacks gives empty lists, the other group's tree still read; one entity and sibling sub-entities alike, as one by one")
+    func manyOwnersAbsentTrees() throws {
+        // Alpha.pets and Beta.toys are both field 1 (after the inherited `name`), in different
+        // link trees: a list mixing them is two groups, Alpha's first. Each phase compares the
+        // batch with one-by-one reads for lists of one entity, of both (mixed, shuffled,
+        // repeated), and checks which link trees exist, so each path is the one meant.
+        let model = try TestModels.siblings()
+        let f = try StoreFixture(model: model)
+        let c = ObjectContext(store: f.store)
+        var alphas: [ObjectID] = [], betas: [ObjectID] = []
+        for i in 0..<12 {
+            alphas.append(try c.insert(entity: "Alpha", values: ["name": .string("A\(i)")]))
+            betas.append(try c.insert(entity: "Beta", values: ["name": .string("B\(i)")]))
+        }
+        try c.save()
+        var random = SystemRandomNumberGenerator()
+        let lists: [[ObjectID]] = [
+            alphas, betas, [alphas[3], betas[2], alphas[0], betas[7]], Array(zip(betas, alphas).flatMap { [$0, $1] }),
+            (alphas + betas).shuffled(using: &random), [betas[5], betas[5], alphas[1], alphas[1], betas[0]], [alphas[4]], [betas[9]],
+        ]
+        func check(pets hasPets: Bool, toys hasToys: Bool, members: Int, _ phase: String) throws {
+            let snapshot = try f.store.snapshot()
+            defer { snapshot.close() }
+            let pets = try #require(snapshot.layout.links[model.id("Alpha").index][1])
+            let toys = try #require(snapshot.layout.links[model.id("Beta").index][1])
+            #expect(pets != toys)
+            let trees = try snapshot.read(store: snapshot.layout.storeOf[model.id("Alpha").index]) { (txn) throws(KeelError) -> [Bool] in
+                [try snapshot.tree(txn, pets) != nil, try snapshot.tree(txn, toys) != nil]
+            }
+            #expect(trees == [hasPets, hasToys], "\(phase): the link trees present")
+            var found = 0
+            for ids in lists {
+                var oneByOne: [[ObjectID]] = []
+                for id in ids { oneByOne.append(try snapshot.members(of: id, field: 1)) }
+                let together = try snapshot.members(of: ids, field: 1)
+                #expect(together == oneByOne, "\(phase): \(ids.map { $0.text(in: model) })")
+                if ids == alphas || ids == betas { found += together.joined().count }
+            }
+            #expect(found == members, "\(phase): the members of every Alpha and every Beta")
+            // A field that is no to-many is refused on either path (one entity, mixed).
+            #expect(keelError { _ = try snapshot.members(of: betas, field: 0) }?.code == .noSuchProperty)
+            #expect(keelError { _ = try snapshot.members(of: [alphas[0], betas[0]], field: 0) }?.code == .noSuchProperty)
+        }
+        try check(pets: false, toys: false, members: 0, "no members yet")
+        // Toys for every other Beta: Beta's tree exists, Alpha's still not (its group comes first
+        // in the mixed lists, and must not end the read).
+        for (i, beta) in betas.enumerated() where i % 2 == 1 {
+            let toy = try c.insert(entity: "Toy", values: ["name": .string("T\(i)")])
+            try c.relate(beta, relationship: "toys", add: [toy, try c.insert(entity: "Toy", values: ["name": .string("U\(i)")])])
+        }
+        try c.save()
+        try check(pets: false, toys: true, members: 12, "toys only")
+        for (i, alpha) in alphas.enumerated() where i % 3 == 0 {
+            try c.relate(alpha, relationship: "pets", add: [try c.insert(entity: "Pet", values: ["name": .string("P\(i)")])])
+        }
+        try c.save()
+        try check(pets: true, toys: true, members: 16, "pets and toys")
+    }
 }

@@ -63,6 +63,24 @@ enum TestModels {
         }
     }
 
+    /// Sibling sub-entities with different to-many relationships at one field number: Alpha.pets
+    /// and Beta.toys are both field 1 (after the inherited `name`), kept in the link trees of
+    /// different relationships; Beta's inverse is noAction, so its members may dangle, Alpha's not.
+    static func siblings() throws -> Model {
+        try ModelLoader.load(text: """
+            { "name": "Siblings", "version": 1, "entities": [
+              { "name": "Owner", "abstract": true, "attributes": [ { "name": "name", "type": "string" } ] },
+              { "name": "Alpha", "parent": "Owner", "relationships": [
+                  { "name": "pets", "destination": "Pet", "inverse": "alpha", "toMany": true } ] },
+              { "name": "Beta", "parent": "Owner", "relationships": [
+                  { "name": "toys", "destination": "Toy", "inverse": "beta", "toMany": true } ] },
+              { "name": "Pet", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
+                  { "name": "alpha", "destination": "Alpha", "inverse": "pets" } ] },
+              { "name": "Toy", "attributes": [ { "name": "name", "type": "string" } ], "relationships": [
+                  { "name": "beta", "destination": "Beta", "inverse": "toys", "deleteRule": "noAction" } ] } ] }
+            """)
+    }
+
     /// The project's example model (config/model.json).
     static func projectModel() throws -> Model {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -10,7 +10,10 @@ struct PageBufferTests {
         do {
             let a = PageBuffer.zeroed(size: pageSize)
             object = a.storage
-            #expect(a.size == pageSize)
+            #expect(a.size == pageSize && a.storage.header == pageSize, "the size is the object's header, read through its pointer")
+            #expect(a.bytes.count == pageSize && a.readOnlyBytes.count == pageSize)
+            let u = PageBuffer.uninitialized(size: pageSize)
+            #expect(u.size == pageSize && u.storage.header == pageSize)
             #expect(Int(bitPattern: a.pointer) % 16 == 0, "the tail is 16-byte aligned")
             let start = UnsafeRawPointer(Unmanaged.passUnretained(a.storage).toOpaque())
             #expect(UnsafeRawPointer(a.pointer) - start <= 64, "the bytes follow the object's header")
