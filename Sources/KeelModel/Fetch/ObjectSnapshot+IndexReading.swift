@@ -97,7 +97,7 @@ extension ObjectSnapshot: IndexReading {
         try checkEntity(index.declaredIn)
         guard cap > 0 else { return 0 }
         let everyKey = model.entities[index.declaredIn.index].familySet.isSubset(of: family)
-        let counts = everyKey ? [] : Self.familyMask(family)
+        let counts = Self.familyMask(everyKey ? [] : family)
         let unique = index.isUnique
         return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in
             let tree = try self.tree(txn, layout.indexTree(index))
@@ -117,7 +117,7 @@ extension ObjectSnapshot: IndexReading {
                 func classify(_ bytes: UnsafeRawBufferPointer, at: Int) -> Int {
                     guard at >= 0, bytes.count - at >= KeyEncoding.objectKeySize else { return 0 }
                     let e = Int(UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
-                    return e < counts.count && counts[e] ? 1 : 0
+                    return counts.contains(e) ? 1 : 0
                 }
                 for range in ranges {
                     guard try cursor.seek(to: range.lower) else { continue }
@@ -208,7 +208,6 @@ extension ObjectSnapshot: IndexReading {
         _ tree: Tree, _ index: Index, _ ranges: [KeyRange], family: Set<EntityID>, _ position: inout IndexPosition, size: Int
     ) throws(KeelError) -> [ObjectID] {
         var out: [ObjectID] = []
-        out.reserveCapacity(min(size, indexChunkSize))
         let counted = familyMask(family)
         var cursor = try engine { () throws(StorageError) in try tree.cursor() }
         let unique = index.isUnique
@@ -227,8 +226,8 @@ extension ObjectSnapshot: IndexReading {
                         damaged = true
                         return false
                     }
-                    let e = id.entity.index
-                    guard e < counted.count, counted[e] else { return true }
+                    guard counted.contains(id.entity.index) else { return true }
+                    if out.isEmpty { out.reserveCapacity(min(size, indexChunkSize)) }  // none for an empty result
                     out.append(id)
                     guard out.count >= size else { return true }
                     after = [UInt8](k)
@@ -248,14 +247,32 @@ extension ObjectSnapshot: IndexReading {
         return out
     }
 
-    /// Which entities `family` holds, by entity number: an array lookup per index entry rather
-    /// than a set probe (an entity number past its end is not in the family).
-    static func familyMask(_ family: Set<EntityID>) -> [Bool] {
-        var top = -1
-        for e in family { top = max(top, e.index) }
-        var mask = [Bool](filling: false, count: top + 1)
-        for e in family { mask[e.index] = true }
-        return mask
+    /// Which entities `family` holds, by entity number: a bit test per index entry rather than a
+    /// set probe.
+    static func familyMask(_ family: Set<EntityID>) -> FamilyMask { FamilyMask(family) }
+
+    /// A family as bits: entity numbers below 64 in one word (no allocation: the fixed cost of
+    /// an index read), the rest, when a model has more entities, in a list by number.
+    struct FamilyMask {
+        private var low: UInt64 = 0
+        private var high: [Bool] = []
+
+        init(_ family: Set<EntityID>) {
+            var top = -1
+            for e in family {
+                if e.index < 64 { low |= 1 << UInt64(e.index) } else { top = max(top, e.index) }
+            }
+            guard top >= 64 else { return }
+            high = [Bool](filling: false, count: top + 1)
+            for e in family where e.index >= 64 { high[e.index] = true }
+        }
+
+        /// Whether entity number `e` is in the family (a number past the family's last is not).
+        @inline(__always)
+        func contains(_ e: Int) -> Bool {
+            if e < 64 { return e >= 0 && low & (1 << UInt64(e)) != 0 }
+            return e < high.count && high[e]
+        }
     }
 
     /// Entries read in descending key order with each run of equal values put in ascending ID order.

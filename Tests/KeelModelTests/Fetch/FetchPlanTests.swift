@@ -470,6 +470,56 @@ struct FetchPlanTests {
         }
     }
 
+    @Test("a family's index IDs and counts are the index's entries of the family's entities, as the set says; a family mask answers as its set for entity numbers on both sides of 64")
+    func familyMasks() throws {
+        var (rng, seed, fixture, snapshot) = try seededSnapshot("FetchPlanTests.familyMasks")
+        var wrong: [String] = []
+        for round in 0..<300 {
+            let top = round % 3 == 0 ? 64 : round % 3 == 1 ? 70 : 300
+            let family = Set((0..<Int.random(in: 0...12, using: &rng)).map { _ in EntityID(Int.random(in: 0..<top, using: &rng)) })
+            let mask = ObjectSnapshot.familyMask(family)
+            for e in 0..<320 where mask.contains(e) != family.contains(EntityID(e)) {
+                wrong.append("family \(family.map(\.index).sorted()), entity \(e)")
+            }
+        }
+        let firstWrong = Array(wrong.prefix(5))  // not the whole list in the message
+        #expect(firstWrong.isEmpty, "seed \(seed): \(wrong.count) answers differ")
+        let model = fixture.model
+        for entity in model.entities {
+            for index in entity.indexes + entity.uniqueConstraints where index.declaredIn == entity.id {
+                // Every entry's ID, in index order, read from the tree without a mask.
+                let ids = try snapshot.read(store: snapshot.layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> [ObjectID] in
+                    guard let tree = try snapshot.tree(txn, TreeLayout.index(index)) else { return [] }
+                    return try engine { () throws(StorageError) -> [ObjectID] in
+                        var cursor = try tree.cursor()
+                        var out: [ObjectID] = []
+                        guard try cursor.seekFirst() else { return out }
+                        try cursor.walk { k, v in
+                            let id = index.isUnique ? KeyEncoding.objectID(v) : KeyEncoding.objectID(k, at: k.count - KeyEncoding.objectKeySize)
+                            out.append(id!)
+                            return true
+                        }
+                        return out
+                    }
+                }
+                var families: [Set<EntityID>] = [entity.familySet, []]
+                for e in entity.family { families += [[e], entity.familySet.subtracting([e]), model.entities[e.index].familySet] }
+                for family in families {
+                    let expected = ids.filter { family.contains($0.entity) }
+                    var got: [ObjectID] = []
+                    try snapshot.indexIDs(index, ranges: [KeyRange(lower: [], upper: nil)], family: family) { id in
+                        got.append(id)
+                        return true
+                    }
+                    let counted = try snapshot.indexCount(index, ranges: [KeyRange(lower: [], upper: nil)], family: family, cap: .max)
+                    #expect(got == expected && counted == expected.count, "\(index.name), family \(family.map(\.index).sorted()): \(got.count) IDs, \(counted) counted, \(expected.count) expected")
+                }
+                // The fixture fills Person, Employee, Student, Department and Company.
+                #expect(!ids.isEmpty || !["Person", "Employee", "Department", "Company"].contains(entity.name), "\(index.name)")
+            }
+        }
+    }
+
     @Test("keyOrder gives IDs in key order, equal IDs by position, whichever packing fits: one word (16 or 17 position bits), two, or none; IDs already in key order (repeats included) as they are, one pair out of order sorted")
     func keyOrderPackings() {
         var (rng, seed) = SeededGenerator.fromEnvironment("FetchPlanTests.keyOrderPackings")
