@@ -134,12 +134,13 @@ struct FetchMaterializer {
             }
         }
         manyFields.sort { ($0.field, $0.declaredIn.index) < ($1.field, $1.declaredIn.index) }
-        var members: [[[ObjectID]]] = []  // per entry of manyFields, per row of it
+        // Per entry of manyFields, per row of it; nil: no row has a member (known without a read).
+        var members: [[[ObjectID]]?] = []
         members.reserveCapacity(manyFields.count)
         for (field, _, mayDangle, positions) in manyFields {
             let lists = try Self.members(positions.map { rows[$0].id }, field: field, state: state)
             members.append(lists)
-            guard mayDangle else { continue }
+            guard mayDangle, let lists else { continue }
             for target in lists.joined() where !state.deleted.contains(target) && state.rows[target] == nil {
                 uncertain.append(target)
             }
@@ -154,7 +155,10 @@ struct FetchMaterializer {
         }
         let filtering = !missing.isEmpty || !state.deleted.isEmpty
         for (k, (field, _, _, positions)) in manyFields.enumerated() {
-            let lists = members[k]
+            guard let lists = members[k] else {
+                for i in positions { values[i][field] = .objects([]) }
+                continue
+            }
             for (n, i) in positions.enumerated() {
                 let list = lists[n]
                 values[i][field] = .objects(filtering ? list.filter { !missing.contains($0) && !state.deleted.contains($0) } : list)
@@ -221,14 +225,16 @@ struct FetchMaterializer {
         }
     }
 
-    /// Members of `field` for each object: pending edits from the overlay, the rest in one read.
-    static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]] {
+    /// Members of `field` for each object: pending edits from the overlay, the rest in one read;
+    /// nil when none of them has a member, known without a read (no pending edit of any, their
+    /// link trees already found missing by the snapshot: `membersUnlessNone`).
+    static func members(_ ids: [ObjectID], field: Int, state: ContextOverlay) throws(KeelError) -> [[ObjectID]]? {
         let snapshot = state.base?.objectSnapshot
         // No pending edit of any of them (the usual fetch): the snapshot's lists are the answer,
         // as they come (no second list of lists filled from them).
         let untouched = state.rows.isEmpty && state.members.isEmpty && state.deleted.isEmpty
         if let snapshot, untouched || !ids.contains(where: { state.hasPendingMembers($0, field: field) }) {
-            return try snapshot.members(of: ids, field: field)
+            return try snapshot.membersUnlessNone(of: ids, field: field)
         }
         var out = [[ObjectID]](filling: [], count: ids.count)
         var fromBase: [Int] = []

@@ -59,6 +59,16 @@ public final class Snapshot: Sendable {
         }
     }
 
+    /// Whether a read of this snapshot already found no tree called `name`: true only then —
+    /// false when the tree exists, when no read has looked it up yet, and once the snapshot is
+    /// closed. Opens no read and takes no reader lock (a pinned read may hold it on this thread):
+    /// a caller that would open a read only to find the tree missing (a fetch's to-many members,
+    /// per chunk, of a relationship nothing was ever related by) answers without one. Exact: the
+    /// snapshot's catalog never changes, and a read's `tree(name)` gives nil from the same record.
+    public func knowsNoTree(_ name: String) -> Bool {
+        roots.knownAbsent(name)
+    }
+
     /// The pages kept for the next read, and how many buffers they hold (tests).
     var sparePages: (id: ObjectIdentifier, keptBranches: Int)? {
         registration.withLock { _ in spare.map { (ObjectIdentifier($0), $0.keptBranches) } }
@@ -70,6 +80,9 @@ public final class Snapshot: Sendable {
             defer {
                 id = nil
                 spare = nil
+                // Nothing is known once closed: `knowsNoTree` answers false, so callers read (and
+                // throw). Under the lock, so no read can record a root after it.
+                roots.removeAll()
             }
             return id
         }) {

@@ -120,6 +120,17 @@ final class TreeRoots: Sendable {
         }
     }
 
+    /// Whether a read found no tree called `name` (false when it was found, or not looked up yet).
+    func knownAbsent(_ name: String) -> Bool {
+        if case .some(.none) = self[name] { return true }
+        return false
+    }
+
+    /// Forgets every name (a closed snapshot's: its reads throw, so nothing may answer for them).
+    func removeAll() {
+        table.withLock { $0 = Table() }
+    }
+
     /// How many names are kept (tests).
     var kept: Int { table.withLock { $0.count } }
 }

@@ -201,6 +201,39 @@ struct FetchRequestTests {
         #expect(nonEmpty == 30, "every owner with members lists them")
     }
 
+    @Test("to-many fields whose link trees are missing: empty lists on the first fetch (read) and the next (known without a read), as GET; pending members over them shown")
+    func missingLinkTrees() throws {
+        let model = try TestModels.siblings()
+        let store = try StoreFixture(model: model)
+        let c = ObjectContext(store: store.store)
+        var alphas: [ObjectID] = []
+        for i in 0..<40 {
+            let owner = try c.insert(entity: i % 3 != 0 ? "Alpha" : "Beta", values: ["name": .string("O\(i)")])
+            if i % 3 != 0 { alphas.append(owner) }
+        }
+        try c.save()
+        let reader = ObjectContext(store: store.store)
+        let owners = FetchRequest(entity: "Owner", sort: [KeelSortDescriptor(key: "name")])
+        // Chunks of 128 and of one: the first fetch finds the trees missing, the later ones know it.
+        for (round, request) in [owners, owners, FetchRequest(entity: "Alpha"), FetchRequest(entity: "Beta", limit: 1)].enumerated() {
+            let rows = try reader.fetch(request)
+            #expect(rows.count == (round < 2 ? 40 : round == 2 ? alphas.count : 1))
+            for row in rows {
+                let object = try #require(row.object)
+                #expect(object.values[1] == .objects([]), "round \(round): \(object.idText)")
+                #expect(object.values == (try reader.get(row.id)).values, "round \(round): \(object.idText)")
+            }
+        }
+        // A pending member over the snapshot's missing tree: that owner lists it, the others none.
+        let pet = try reader.insert(entity: "Pet", values: ["name": .string("P")])
+        try reader.relate(alphas[5], relationship: "pets", add: [pet])
+        let rows = try reader.fetch(FetchRequest(entity: "Alpha"))
+        #expect(rows.count == alphas.count)
+        for row in rows {
+            #expect(row.object?.values[1] == .objects(row.id == alphas[5] ? [pet] : []), "\(row.id)")
+        }
+    }
+
     @Test("batch update and delete take a bound predicate")
     func batchPredicate() throws {
         let data = try FetchTestData()

@@ -129,4 +129,93 @@ struct SnapshotMembersTests {
         try c.save()
         try check(pets: true, toys: true, members: 16, "pets and toys")
     }
+
+    @Test("members(of:field:) for many owners: a link tree a snapshot found missing is known so without a read — per snapshot (a later commit creating it is seen by the next snapshot only), per store, pinned or not, forgotten at close")
+    func knownAbsentTrees() throws {
+        let model = try TestModels.siblings()
+        let f = try StoreFixture(model: model)
+        let c = ObjectContext(store: f.store)
+        var alphas: [ObjectID] = [], betas: [ObjectID] = []
+        for i in 0..<10 {
+            alphas.append(try c.insert(entity: "Alpha", values: ["name": .string("A\(i)")]))
+            betas.append(try c.insert(entity: "Beta", values: ["name": .string("B\(i)")]))
+        }
+        try c.save()
+        let old = try f.store.snapshot()
+        defer { old.close() }
+        let store = old.layout.storeOf[model.id("Alpha").index]
+        let pets = try #require(old.layout.links[model.id("Alpha").index][1])
+        let toys = try #require(old.layout.links[model.id("Beta").index][1])
+        let mixed = Array(zip(alphas, betas).flatMap { [$0, $1] })
+        let none = [[ObjectID]](repeating: [], count: 10)
+        // Not looked up yet: not known, so the first batch reads (and finds them missing).
+        #expect(!old.snapshots[store].knowsNoTree(pets) && !old.snapshots[store].knowsNoTree(toys))
+        #expect(try old.members(of: alphas, field: 1) == none)
+        #expect(old.snapshots[store].knowsNoTree(pets) && !old.snapshots[store].knowsNoTree(toys))
+        #expect(try old.members(of: mixed, field: 1) == none + none)
+        #expect(old.snapshots[store].knowsNoTree(toys))
+        // A later commit creates both trees (every other Alpha has a pet, every third Beta toys).
+        for (i, alpha) in alphas.enumerated() where i % 2 == 0 {
+            try c.relate(alpha, relationship: "pets", add: [try c.insert(entity: "Pet", values: ["name": .string("P\(i)")])])
+        }
+        for (i, beta) in betas.enumerated() where i % 3 == 0 {
+            try c.relate(beta, relationship: "toys", add: [try c.insert(entity: "Toy", values: ["name": .string("T\(i)")])])
+        }
+        try c.save()
+        let new = try f.store.snapshot()
+        defer { new.close() }
+        let lists: [[ObjectID]] = [alphas, betas, mixed, [betas[3], alphas[0], alphas[0], betas[1]]]
+        for ids in lists {
+            // The old snapshot still sees its commit (no members), pinned or not; the new one
+            // reads the trees (found, so never known missing), the same as one by one.
+            let oldPinned = try old.pinned(store: store) { () throws(KeelError) in try old.members(of: ids, field: 1) }
+            #expect(try old.members(of: ids, field: 1) == [[ObjectID]](repeating: [], count: ids.count))
+            #expect(oldPinned == [[ObjectID]](repeating: [], count: ids.count))
+            var oneByOne: [[ObjectID]] = []
+            for id in ids { oneByOne.append(try new.members(of: id, field: 1)) }
+            #expect(oneByOne.joined().count > 0)
+            #expect(try new.members(of: ids, field: 1) == oneByOne)
+            #expect(try new.pinned(store: store) { () throws(KeelError) in try new.members(of: ids, field: 1) } == oneByOne)
+        }
+        #expect(!new.snapshots[store].knowsNoTree(pets) && !new.snapshots[store].knowsNoTree(toys))
+        // Closed: nothing is known, and the batch throws as every read of a closed snapshot.
+        old.close()
+        #expect(!old.snapshots[store].knowsNoTree(pets))
+        #expect(keelError { _ = try old.members(of: alphas, field: 1) } != nil)
+        #expect(keelError { _ = try old.members(of: mixed, field: 1) } != nil)
+    }
+
+    @Test("members(of:field:) in a store of two: a link tree missing in one store answers from that store's snapshot, the other store's tree still read")
+    func knownAbsentTreesTwoStores() throws {
+        let model = TestModels.company(twoStores: true)
+        let f = try StoreFixture(model: model)
+        let c = ObjectContext(store: f.store)
+        // Departments with no employees (Default has no link/Department.employees); buildings
+        // with rooms (Sites has link/Building.rooms).
+        var departments: [ObjectID] = [], buildings: [ObjectID] = []
+        for i in 0..<6 {
+            departments.append(try c.insert(entity: "Department", values: ["name": .string("D\(i)")]))
+            let b = try c.insert(entity: "Building", values: ["name": .string("B\(i)")])
+            var room: [ObjectID] = []
+            for n in 0..<i { room.append(try c.insert(entity: "Room", values: ["number": .int(Int64(n))])) }
+            if i > 0 { try c.relate(b, relationship: "rooms", add: room) }
+            buildings.append(b)
+        }
+        try c.save()
+        let snapshot = try f.store.snapshot()
+        defer { snapshot.close() }
+        let employees = model.field("Department", "employees"), rooms = model.field("Building", "rooms")
+        let defaultStore = snapshot.layout.storeOf[model.id("Department").index]
+        let sites = snapshot.layout.storeOf[model.id("Building").index]
+        #expect(defaultStore != sites)
+        let employeeTree = try #require(snapshot.layout.links[model.id("Department").index][employees])
+        let roomTree = try #require(snapshot.layout.links[model.id("Building").index][rooms])
+        for round in 0..<2 {  // the second round with the missing tree known
+            #expect(try snapshot.members(of: departments, field: employees) == [[ObjectID]](repeating: [], count: 6), "round \(round)")
+            let counts = try snapshot.members(of: buildings, field: rooms).map(\.count)
+            #expect(counts == Array(0..<6), "round \(round)")
+        }
+        #expect(snapshot.snapshots[defaultStore].knowsNoTree(employeeTree) && !snapshot.snapshots[sites].knowsNoTree(employeeTree))
+        #expect(!snapshot.snapshots[sites].knowsNoTree(roomTree) && !snapshot.snapshots[defaultStore].knowsNoTree(roomTree))
+    }
 }
