@@ -80,12 +80,7 @@ struct SnapshotMembersTests {
         let model = try TestModels.siblings()
         let f = try StoreFixture(model: model)
         let c = ObjectContext(store: f.store)
-        var alphas: [ObjectID] = [], betas: [ObjectID] = []
-        for i in 0..<12 {
-            alphas.append(try c.insert(entity: "Alpha", values: ["name": .string("A\(i)")]))
-            betas.append(try c.insert(entity: "Beta", values: ["name": .string("B\(i)")]))
-        }
-        try c.save()
+        let (alphas, betas) = try Self.savedSiblings(c, 12)
         var random = SystemRandomNumberGenerator()
         let lists: [[ObjectID]] = [
             alphas, betas, [alphas[3], betas[2], alphas[0], betas[7]], Array(zip(betas, alphas).flatMap { [$0, $1] }),
@@ -135,12 +130,7 @@ struct SnapshotMembersTests {
         let model = try TestModels.siblings()
         let f = try StoreFixture(model: model)
         let c = ObjectContext(store: f.store)
-        var alphas: [ObjectID] = [], betas: [ObjectID] = []
-        for i in 0..<10 {
-            alphas.append(try c.insert(entity: "Alpha", values: ["name": .string("A\(i)")]))
-            betas.append(try c.insert(entity: "Beta", values: ["name": .string("B\(i)")]))
-        }
-        try c.save()
+        let (alphas, betas) = try Self.savedSiblings(c, 10)
         let old = try f.store.snapshot()
         defer { old.close() }
         let store = old.layout.storeOf[model.id("Alpha").index]
@@ -217,5 +207,16 @@ struct SnapshotMembersTests {
         }
         #expect(snapshot.snapshots[defaultStore].knowsNoTree(employeeTree) && !snapshot.snapshots[sites].knowsNoTree(employeeTree))
         #expect(!snapshot.snapshots[sites].knowsNoTree(roomTree) && !snapshot.snapshots[defaultStore].knowsNoTree(roomTree))
+    }
+
+    /// `count` Alphas and `count` Betas (named A0…, B0…), inserted in turn and saved.
+    static func savedSiblings(_ c: ObjectContext, _ count: Int) throws -> (alphas: [ObjectID], betas: [ObjectID]) {
+        var alphas: [ObjectID] = [], betas: [ObjectID] = []
+        for i in 0..<count {
+            alphas.append(try c.insert(entity: "Alpha", values: ["name": .string("A\(i)")]))
+            betas.append(try c.insert(entity: "Beta", values: ["name": .string("B\(i)")]))
+        }
+        try c.save()
+        return (alphas, betas)
     }
 }
