@@ -13,11 +13,12 @@
 import CKeelSupport
 
 extension BTreeCursor {
-    /// How many keys' leaves are found before the first is searched.
-    static var batchWindow: Int { 8 }
+    /// How many keys' leaves are found before the first is searched: a query's page of rows (the
+    /// range row's ten, an equality's ~15) in one window — one `pages` call, one lock.
+    static var batchWindow: Int { 16 }
 
-    /// For each of `count` keys (`key(i)`; ascending order, each ≥ the one before, is the fast
-    /// case), calls `body(i, value)` in order of `i` when the tree holds exactly that key (the
+    /// For each of `count` keys (`key(i)`, bytes that stay valid for the whole call; ascending
+    /// order, each ≥ the one before, is the fast case), calls `body(i, value)` in order of `i` when the tree holds exactly that key (the
     /// value in page memory, or an overflow value in a temporary buffer, valid only inside
     /// `body`). Afterwards the cursor stands nowhere (invalid).
     public mutating func lookUpEach(
@@ -49,6 +50,8 @@ extension BTreeCursor {
         leafOf.reserveCapacity(Self.batchWindow)
         buffers.reserveCapacity(Self.batchWindow)
         leaves.reserveCapacity(Self.batchWindow)
+        // The key before (the order check), kept rather than asked for again.
+        var previous = UnsafeRawBufferPointer(start: nil, count: 0)
         var start = 0
         while start < count {
             let end = min(start + Self.batchWindow, count)
@@ -57,8 +60,10 @@ extension BTreeCursor {
             for i in start..<end {
                 // A key below the one before (a caller's mistake) starts from the root again, so
                 // any order gives the same answers (ascending order gives them fastest).
-                if i > 0, Node.compare(key(i), key(i - 1)) < 0 { invalidate() }
-                let number = try leafNumberForward(to: key(i), depth: &depth)
+                let k = key(i)
+                if i > 0, Node.compare(k, previous) < 0 { invalidate() }
+                previous = k
+                let number = try leafNumberForward(to: k, depth: &depth)
                 if numbers.last != number { numbers.append(number) }
                 leafOf.append(numbers.count - 1)
             }
@@ -73,14 +78,20 @@ extension BTreeCursor {
                 keel_prefetch(leaf.base, leaf.pageSize)
                 leaves.append(leaf)
             }
+            // A window's keys come leaf by leaf (`leafOf` never decreases): each leaf's node is
+            // taken out of `leaves` once for all of its keys, not once per key and use.
+            var j = -1
+            var leaf = leaves[0]
             for i in start..<end {
-                // The leaf read in place in `leaves` (which keeps its page alive), not copied.
                 let k = key(i)
-                let j = leafOf[i - start]
-                let (position, exact) = try leaves[j].leafSearch(k)
+                if leafOf[i - start] != j {
+                    j = leafOf[i - start]
+                    leaf = leaves[j]
+                }
+                let (position, exact) = try leaf.leafSearch(k)
                 guard exact else { continue }
-                let entry = try leaves[j].leafEntry(at: position)
-                try Self.withEntry(entry, of: leaves[j], in: source) { _, value throws(StorageError) in try body(i, value) }
+                let entry = try leaf.leafEntry(at: position)
+                try Self.withEntry(entry, of: leaf, in: source) { _, value throws(StorageError) in try body(i, value) }
             }
             start = end
         }
