@@ -41,15 +41,14 @@ extension BTreeCursor {
         // descent.
         var depth: Int? = nil
         // Per batch: its leaves' page numbers (keys of one leaf follow each other: one number),
-        // which of them each key's is, their buffers and nodes.
+        // which of them each key's is, and their buffers (which keep the leaves alive while
+        // they are searched).
         var numbers: [PageNumber] = []
         var leafOf: [Int] = []
         var buffers: [PageBuffer] = []
-        var leaves: [Node] = []
         numbers.reserveCapacity(Self.batchWindow)
         leafOf.reserveCapacity(Self.batchWindow)
         buffers.reserveCapacity(Self.batchWindow)
-        leaves.reserveCapacity(Self.batchWindow)
         // The key before (the order check), kept rather than asked for again.
         var previous = UnsafeRawBufferPointer(start: nil, count: 0)
         var start = 0
@@ -71,28 +70,29 @@ extension BTreeCursor {
             // prefetched before any is searched.
             buffers.removeAll(keepingCapacity: true)
             try source.pages(numbers, into: &buffers)
-            leaves.removeAll(keepingCapacity: true)
             for (k, number) in numbers.enumerated() {
                 let leaf = try Node(buffers[k], number)
                 guard leaf.isLeaf else { throw .corrupt("a branch where the tree's leaves are (leaves at different depths)", page: number) }
                 keel_prefetch(leaf.base, leaf.pageSize)
-                leaves.append(leaf)
             }
-            // A window's keys come leaf by leaf (`leafOf` never decreases): each leaf's node is
-            // taken out of `leaves` once for all of its keys, not once per key and use.
-            var j = -1
-            var leaf = leaves[0]
+            // A window's keys come leaf by leaf (`leafOf` never decreases): each leaf is viewed
+            // once for all of its keys, checked above and kept alive by `buffers` (the view
+            // takes no reference of its own).
+            var j = 0
+            var leaf = Node(viewing: buffers[0], numbers[0])
             for i in start..<end {
                 let k = key(i)
                 if leafOf[i - start] != j {
                     j = leafOf[i - start]
-                    leaf = leaves[j]
+                    leaf = Node(viewing: buffers[j], numbers[j])
                 }
                 let (position, exact) = try leaf.leafSearch(k)
                 guard exact else { continue }
                 let entry = try leaf.leafEntry(at: position)
                 try Self.withEntry(entry, of: leaf, in: source) { _, value throws(StorageError) in try body(i, value) }
             }
+            // The views hold no reference: the buffers live at least until every key is searched.
+            withExtendedLifetime(buffers) {}
             start = end
         }
         invalidate()

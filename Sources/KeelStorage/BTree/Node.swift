@@ -73,6 +73,17 @@ struct Node {
         self.pageSize = buffer.size
     }
 
+    /// A view of a page already opened (checked) as a node, without a reference of its own: the
+    /// caller keeps `buffer` alive while the view is used (`BTreeCursor.lookUpEach`'s leaves,
+    /// held by its list of buffers).
+    @inline(__always)
+    init(viewing buffer: PageBuffer, _ number: PageNumber) {
+        self.buffer = nil
+        self.number = number
+        self.base = buffer.pointer
+        self.pageSize = buffer.size
+    }
+
     /// A view of a copy of a page in scratch memory the caller keeps alive.
     init(copyAt base: UnsafeMutableRawPointer, pageSize: Int, _ number: PageNumber) {
         self.buffer = nil
