@@ -118,18 +118,26 @@ extension BTreeCursor {
         let level = try fencingLevel(for: key)
         if level == levels - 1 { return try frames[level].node.child(at: frames[level].position) }
         // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
-        // its node is moved out of the path, the frames below it dropped.
+        // its node is moved out of the path, the frames below it dropped. That node's search
+        // starts at the child the key before took: that key led there, so the separators before
+        // that child are ≤ it, and `key` is not below it (a key below the one before starts
+        // from the root, `lookUpEach`), so they are ≤ `key` too.
         while frames.count > level + 2 { frames.removeLast() }
-        return try descendBranches(from: frames.removeLast().node, to: key, levels: levels)
+        let frame = frames.removeLast()
+        return try descendBranches(from: frame.node, at: frame.position, to: key, levels: levels)
     }
 
     /// Descends from the branch `node` towards `key`, pushing a frame per branch, until `levels`
     /// frames stand above the leaves; returns the leaf's page number (the leaf not read).
-    private mutating func descendBranches(from node: Node, to key: UnsafeRawBufferPointer, levels: Int) throws(StorageError) -> PageNumber {
+    /// `start`: where `node`'s search begins (a child position the key's is known to be at or
+    /// after); the branches below are searched whole.
+    private mutating func descendBranches(from node: Node, at start: Int = 0, to key: UnsafeRawBufferPointer, levels: Int) throws(StorageError) -> PageNumber {
         var node = node
+        var start = start
         while true {
             guard !node.isLeaf else { throw .corrupt("a leaf above the tree's leaf level (leaves at different depths)", page: node.number) }
-            let chosen = try node.childPosition(for: key)
+            let chosen = try node.childPosition(for: key, from: start)
+            start = 0
             let number = try node.child(at: chosen)
             // Moved into its frame, not copied: no reference taken and dropped per level.
             frames.append(Frame(node: consume node, position: chosen))

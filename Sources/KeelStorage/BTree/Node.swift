@@ -239,10 +239,11 @@ struct Node {
     }
 
     /// In a branch: the position of the child that holds `key` (the first separator > key, or
-    /// `count` for the rightmost child).
+    /// `count` for the rightmost child). `start`: a position the answer is known to be at or
+    /// after (the separators before it are ≤ `key`), where the search begins.
     @inline(__always)
-    func childPosition(for key: UnsafeRawBufferPointer) throws(StorageError) -> Int {
-        var low = 0
+    func childPosition(for key: UnsafeRawBufferPointer, from start: Int = 0) throws(StorageError) -> Int {
+        var low = start
         var high = count
         while low < high {
             let mid = (low &+ high) >> 1
