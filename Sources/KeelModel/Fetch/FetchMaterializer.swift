@@ -206,7 +206,9 @@ struct FetchMaterializer {
             }
             out.append(
                 ManagedObject(
-                    id: id, entity: entity, version: rows[i].version, values: values,
+                    // The values consumed (without `consume`, retained for the object and
+                    // released after it).
+                    id: id, entity: entity, version: rows[i].version, values: consume values,
                     // `Dictionary()`, not the `[:]` literal (a call building it from an empty
                     // list of pairs, per row).
                     included: Dictionary()))
