@@ -52,6 +52,7 @@ struct FetchMaterializer {
         // values, entity and inclusions, and the array's destruction releases them again): the
         // list built last row first and handed on by `popLast` (no `reverse()`, which copied
         // each object, ~1k instructions a chunk of ten).
+        let graph = self.graph
         var objects = try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions, reversed: true)
         let result = prepared.result, fields = prepared.fields
         while let object = objects.popLast() {
