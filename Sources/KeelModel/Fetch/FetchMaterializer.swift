@@ -136,12 +136,10 @@ struct FetchMaterializer {
         if manyFields.count > 1 {
             manyFields.sort { ($0.field, $0.declaredIn.index) < ($1.field, $1.declaredIn.index) }
         }
-        // Per entry of manyFields, per owner of it; nil: no owner has a member (known without a read).
-        var members: [[[ObjectID]]?] = []
-        members.reserveCapacity(manyFields.count)
+        // Each field's members, kept with it (no list of them per chunk).
         for k in manyFields.indices {
             let lists = try Self.members(manyFields[k].ids, field: manyFields[k].field, state: state)
-            members.append(lists)
+            manyFields[k].lists = lists
             guard manyFields[k].mayDangle, let lists else { continue }
             for target in lists.joined() where !state.deleted.contains(target) && state.rows[target] == nil {
                 uncertain.append(target)
@@ -198,7 +196,7 @@ struct FetchMaterializer {
                 } else {
                     place = i
                 }
-                guard let lists = members[k] else {
+                guard let lists = manyFields[k].lists else {
                     values[manyFields[k].field] = .objects([])
                     continue
                 }
@@ -245,13 +243,15 @@ struct FetchMaterializer {
     /// A to-many field of a chunk's rows: the entity declaring its relationship, whether its
     /// members may be missing, its owners' IDs in row order, and — for a chunk of several
     /// entities — each row's place in that list (-1: the row has no such field); nil when every
-    /// row is an owner (a chunk of one entity: row i's place is i).
+    /// row is an owner (a chunk of one entity: row i's place is i); once read, the owners'
+    /// members, one list per owner (nil: no owner has a member, known without a read).
     struct ManyField {
         let field: Int
         let declaredIn: EntityID
         let mayDangle: Bool
         var ids: [ObjectID]
         var slots: [Int]?
+        var lists: [[ObjectID]]? = nil
     }
 
     /// The objects of a fetched property for one source object: its predicate bound with
