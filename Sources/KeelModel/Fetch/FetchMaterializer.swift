@@ -42,26 +42,35 @@ struct FetchMaterializer {
 
     /// Hands over what is buffered.
     mutating func flush(_ body: (consuming FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
-        guard !buffer.isEmpty else { return true }
+        var objects = try flushReversed()
+        while let object = objects.popLast() {
+            guard try body(Self.row(consume object, prepared)) else { return false }
+        }
+        return true
+    }
+
+    /// What is buffered, materialized last row first: the caller hands the rows over in order by
+    /// `popLast` (`row(_:)`). Each object is moved into its row, not copied out of the array (a
+    /// copy retains its values, entity and inclusions, and the array's destruction releases them
+    /// again), and the list needs no `reverse()` (which copied each object, ~1k instructions a
+    /// chunk of ten).
+    mutating func flushReversed() throws(KeelError) -> [ManagedObject] {
+        guard !buffer.isEmpty else { return [] }
         // The rows are handed over, not shared, so their value arrays are the materializer's to
         // change in place (a shared array would be copied at the first change, once per row).
         var rows: [StoredObject] = []
         swap(&rows, &buffer)
         flushed = true
-        // Each object is moved into its row, not copied out of the array (a copy retains its
-        // values, entity and inclusions, and the array's destruction releases them again): the
-        // list built last row first and handed on by `popLast` (no `reverse()`, which copied
-        // each object, ~1k instructions a chunk of ten).
+        // The overlay borrowed through a local reference to the graph: `graph.state` read through
+        // `self` (inout here) was copied for the call, a dozen retains and releases a chunk.
         let graph = self.graph
-        var objects = try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions, reversed: true)
-        let result = prepared.result, fields = prepared.fields
-        while let object = objects.popLast() {
-            let id = object.id
-            guard try body(FetchRow(id: id, result: result, object: consume object, fields: fields)) else {
-                return false
-            }
-        }
-        return true
+        return try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions, reversed: true)
+    }
+
+    /// The row handed over for `object` (one of `flushReversed()`'s) of a fetch of `prepared`.
+    static func row(_ object: consuming ManagedObject, _ prepared: PreparedFetch) -> FetchRow {
+        let id = object.id
+        return FetchRow(id: id, result: prepared.result, object: object, fields: prepared.fields)
     }
 
     // MARK: Objects in batches
