@@ -50,7 +50,7 @@ struct FetchMaterializer {
     }
 
     /// What is buffered, materialized last row first: the caller hands the rows over in order by
-    /// `popLast` (`row(_:)`). Each object is moved into its row, not copied out of the array (a
+    /// `popLast` (`row(_:_:)`). Each object is moved into its row, not copied out of the array (a
     /// copy retains its values, entity and inclusions, and the array's destruction releases them
     /// again), and the list needs no `reverse()` (which copied each object, ~1k instructions a
     /// chunk of ten).
