@@ -31,10 +31,10 @@ extension ObjectContext {
         // first rows are returned with it, from a variable of the read's closure — not one the
         // closure captures from outside, which `pinning` (handing the closure on as escaping)
         // would box, each append paying a runtime exclusivity check.
-        let (executor, complete, firstRows) = try Self.pinning(graph, prepared.entity.id) {
-            () throws(KeelError) -> (FetchExecutor, Bool, [FetchRow]) in
+        let (executor, complete, firstRows, lastChunk) = try Self.pinning(graph, prepared.entity.id) {
+            () throws(KeelError) -> (FetchExecutor, Bool, [FetchRow], [ManagedObject]) in
             let executor = FetchExecutor(graph: graph, plan: try prepared.plan(in: graph, explaining: false), ordering: prepared.ordering)
-            guard Self.fitsOneRead(executor.plan, ordering: prepared.ordering) else { return (executor, false, []) }
+            guard Self.fitsOneRead(executor.plan, ordering: prepared.ordering) else { return (executor, false, [], []) }
             var materializer = FetchMaterializer(graph: graph, prepared: prepared)
             var first: [FetchRow] = []
             var produced = 0
@@ -55,17 +55,15 @@ extension ObjectContext {
                     return true
                 }
             }
-            // `pinnedRows` is a multiple of the materializer's chunk: when stopped, nothing is buffered.
-            if !stopped {
-                _ = try materializer.flush { (fetched: consuming FetchRow) throws(KeelError) -> Bool in
-                    if first.capacity == 0 { first.reserveCapacity(16) }
-                    first.append(consume fetched)
-                    return true
-                }
-            }
-            return (executor, !stopped, first)
+            // `pinnedRows` is a multiple of the materializer's chunk: when stopped, nothing is
+            // buffered. The last chunk (the whole result of a small fetch) is returned as the
+            // materializer made it, last row first, and handed over by `popLast` below: no list
+            // of rows reserved, filled and emptied, no ID-only row left in each slot.
+            let last = stopped ? [] : try materializer.flushReversed()
+            return (executor, !stopped, first, last)
         }
         var rows = consume firstRows
+        var last = consume lastChunk
         var delivered = 0
         // Each row moved out of the array's buffer in place, an ID-only row (nothing to release)
         // left in its slot before `row` runs (so the array stays whole if it throws): the call
@@ -86,6 +84,12 @@ extension ObjectContext {
             return false
         }
         if stoppedEarly { return delivered }
+        // Each object moved out of the list before `row` runs (the rest are the list's if it
+        // throws); the row made of it is destroyed here after the call, its only destruction.
+        while let object = last.popLast() {
+            delivered += 1
+            guard try row(FetchMaterializer.row(consume object, prepared)) else { return delivered }
+        }
         if complete { return delivered }
         // The rest streams, each chunk in its own read; the rows handed over already are skipped.
         var materializer = FetchMaterializer(graph: graph, prepared: prepared)

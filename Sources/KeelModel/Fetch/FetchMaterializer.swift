@@ -42,163 +42,225 @@ struct FetchMaterializer {
 
     /// Hands over what is buffered.
     mutating func flush(_ body: (consuming FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
-        guard !buffer.isEmpty else { return true }
+        var objects = try flushReversed()
+        while let object = objects.popLast() {
+            guard try body(Self.row(consume object, prepared)) else { return false }
+        }
+        return true
+    }
+
+    /// What is buffered, materialized last row first: the caller hands the rows over in order by
+    /// `popLast` (`row(_:_:)`). Each object is moved into its row, not copied out of the array (a
+    /// copy retains its values, entity and inclusions, and the array's destruction releases them
+    /// again), and the list needs no `reverse()` (which copied each object, ~1k instructions a
+    /// chunk of ten).
+    mutating func flushReversed() throws(KeelError) -> [ManagedObject] {
+        guard !buffer.isEmpty else { return [] }
         // The rows are handed over, not shared, so their value arrays are the materializer's to
         // change in place (a shared array would be copied at the first change, once per row).
         var rows: [StoredObject] = []
         swap(&rows, &buffer)
         flushed = true
-        var objects = try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions)
-        // Each object is moved into its row, not copied out of the array (a copy retains its
-        // values, entity and inclusions, and the array's destruction releases them again): the
-        // list reversed (its elements moved, nothing retained) and handed on by `popLast`.
-        objects.reverse()
-        let result = prepared.result, fields = prepared.fields
-        while let object = objects.popLast() {
-            let id = object.id
-            guard try body(FetchRow(id: id, result: result, object: consume object, fields: fields)) else {
-                return false
-            }
-        }
-        return true
+        // The overlay borrowed through a local reference to the graph: `graph.state` read through
+        // `self` (inout here) was copied for the call, a dozen retains and releases a chunk.
+        let graph = self.graph
+        return try Self.managedObjects(consume rows, state: graph.state, include: prepared.inclusions, reversed: true)
+    }
+
+    /// The row handed over for `object` (one of `flushReversed()`'s) of a fetch of `prepared`.
+    static func row(_ object: consuming ManagedObject, _ prepared: PreparedFetch) -> FetchRow {
+        let id = object.id
+        return FetchRow(id: id, result: prepared.result, object: object, fields: prepared.fields)
     }
 
     // MARK: Objects in batches
 
-    /// The values of `rows` as the context reads them, with `include` embedded.
+    /// The values of `rows` as the context reads them, with `include` embedded; in the rows'
+    /// order, or last row first when `reversed` (`flush` hands them on by `popLast`: no
+    /// `reverse()`, which copies each object).
     static func managedObjects(
-        _ rows: consuming [StoredObject], state: ContextOverlay, include: [PreparedFetch.Inclusion]
+        _ rows: consuming [StoredObject], state: ContextOverlay, include: [PreparedFetch.Inclusion], reversed: Bool = false
     ) throws(KeelError) -> [ManagedObject] {
         guard !rows.isEmpty else { return [] }
         let model = state.model
-        // The value arrays are moved out of the rows (not shared with them), so filling in
-        // to-many members and transients changes them in place instead of copying each — unless
-        // a fetched property needs the rows as stored (its `$FETCH_SOURCE`).
-        let keepsRows = include.contains { if case .fetched = $0 { true } else { false } }
-        var values: [[Value]] = []
-        values.reserveCapacity(rows.count)
-        for i in rows.indices {
-            if keepsRows {
-                values.append(rows[i].values)
-            } else {
-                // Moved out (swapped with an empty list): no reference taken and dropped per row.
-                values.append([])
-                swap(&values[i], &rows[i].values)
+        let n = rows.count
+        // A chunk's rows are nearly always of one entity: every row has the same to-many fields,
+        // so a field's members come back one list per row, in row order (no position list).
+        let firstEntity = rows[0].id.entity
+        let oneEntity = !rows.contains { $0.id.entity != firstEntity }
+        // First pass, reading the rows in place (nothing written): the to-one targets that might
+        // be missing, and each to-many field's owners — the entity declaring its relationship
+        // (sibling sub-entities may have different ones at one field number), whether its
+        // members may be missing, the owners' IDs, and for a chunk of several entities each
+        // row's place in that list (-1: the row has no such field; a chunk has a handful of such
+        // fields: searched in place, no hashing per row).
+        var uncertain: [ObjectID] = []
+        var manyFields: [ManyField] = []
+        var shapeOf = firstEntity
+        var shape = model.rowShape(of: shapeOf)
+        if oneEntity, !shape.toMany.isEmpty {
+            var ids: [ObjectID] = []
+            ids.reserveCapacity(n)
+            for i in rows.indices { ids.append(rows[i].id) }
+            for m in shape.toMany.indices {
+                let (field, declaredIn, mayDangle) = shape.toMany[m]
+                manyFields.append(ManyField(field: field, declaredIn: declaredIn, mayDangle: mayDangle, ids: ids, slots: nil))
             }
         }
-        let rows = rows
-        // To-one targets that might be missing, and to-many members, per field; what each
-        // entity's rows need is its `RowShape` (worked out with the model).
-        var uncertain: [ObjectID] = []
-        // To-many field and the entity declaring its relationship (sibling sub-entities may have
-        // different ones at one field number), whether its members may be missing, the rows that
-        // have it (a chunk has a handful of such fields: searched in place, no hashing per row).
-        var manyFields: [(field: Int, declaredIn: EntityID, mayDangle: Bool, positions: [Int])] = []
-        var shapeOf = rows[0].id.entity
-        var shape = model.rowShape(of: shapeOf)
         // By index, the row's ID read in place: `enumerated()` copied each row (a retain and a
-        // release of its emptied values list per row), and a loop over a shape's list copies
-        // the list (another pair per list and row).
+        // release of its values list per row), and a loop over a shape's list copies the list
+        // (another pair per list and row).
         for i in rows.indices {
             let id = rows[i].id
             if shapeOf != id.entity {
                 shape = model.rowShape(of: id.entity)
                 shapeOf = id.entity
             }
-            if !shape.transients.isEmpty {
-                let transients = state.transients[id]
-                for (field, fallback) in shape.transients { values[i][field] = transients?[field] ?? fallback }
-            }
-            for m in shape.toMany.indices {
-                let (field, declaredIn, mayDangle) = shape.toMany[m]
-                if let k = manyFields.firstIndex(where: { $0.field == field && $0.declaredIn == declaredIn }) {
-                    manyFields[k].positions.append(i)
-                } else {
-                    var positions: [Int] = []
-                    positions.reserveCapacity(rows.count - i)
-                    positions.append(i)
-                    manyFields.append((field, declaredIn, mayDangle, positions))
+            if !oneEntity {
+                for m in shape.toMany.indices {
+                    let (field, declaredIn, mayDangle) = shape.toMany[m]
+                    let k: Int
+                    if let found = manyFields.firstIndex(where: { $0.field == field && $0.declaredIn == declaredIn }) {
+                        k = found
+                    } else {
+                        var ids: [ObjectID] = []
+                        ids.reserveCapacity(n - i)
+                        manyFields.append(ManyField(field: field, declaredIn: declaredIn, mayDangle: mayDangle, ids: ids, slots: Array(repeating: -1, count: n)))
+                        k = manyFields.count - 1
+                    }
+                    let place = manyFields[k].ids.count
+                    manyFields[k].slots?[i] = place
+                    manyFields[k].ids.append(id)
                 }
             }
             for o in shape.toOne.indices {
                 let (field, mayDangle) = shape.toOne[o]
-                guard case .object(let target) = values[i][field] else {
-                    values[i][field] = .null
-                    continue
-                }
-                if !state.deleted.isEmpty, state.deleted.contains(target) {  // not hashed when nothing is deleted
-                    values[i][field] = .null
-                } else if mayDangle, state.rows[target] == nil {
+                guard mayDangle, case .object(let target) = rows[i].values[field] else { continue }
+                // A deleted target is cleared in the second pass, with no read.
+                if (state.deleted.isEmpty || !state.deleted.contains(target)) && state.rows[target] == nil {
                     uncertain.append(target)
                 }
             }
         }
-        manyFields.sort { ($0.field, $0.declaredIn.index) < ($1.field, $1.declaredIn.index) }
-        // Per entry of manyFields, per row of it; nil: no row has a member (known without a read).
-        var members: [[[ObjectID]]?] = []
-        members.reserveCapacity(manyFields.count)
-        for (field, _, mayDangle, positions) in manyFields {
-            let lists = try Self.members(positions.map { rows[$0].id }, field: field, state: state)
-            members.append(lists)
-            guard mayDangle, let lists else { continue }
+        if manyFields.count > 1 {
+            manyFields.sort { ($0.field, $0.declaredIn.index) < ($1.field, $1.declaredIn.index) }
+        }
+        // Each field's members, kept with it (no list of them per chunk).
+        for k in manyFields.indices {
+            let lists = try Self.members(manyFields[k].ids, field: manyFields[k].field, state: state)
+            manyFields[k].lists = lists
+            guard manyFields[k].mayDangle, let lists else { continue }
             for target in lists.joined() where !state.deleted.contains(target) && state.rows[target] == nil {
                 uncertain.append(target)
             }
         }
         let missing = try Self.missing(uncertain, state: state)
-        if !missing.isEmpty {
-            for (i, row) in rows.enumerated() {
-                for (field, _) in model.rowShape(of: row.id.entity).toOne {
-                    if case .object(let target) = values[i][field], missing.contains(target) { values[i][field] = .null }
+        let filtering = !missing.isEmpty || !state.deleted.isEmpty
+        // Second pass: each row's values moved out of it (not shared with it, so they are changed
+        // in place — unless a fetched property needs the rows as stored, its `$FETCH_SOURCE`),
+        // finished in a list of their own (one uniqueness check a write, not the two of a write
+        // into a list of lists), and moved into the row's object.
+        let keepsRows = include.contains { if case .fetched = $0 { true } else { false } }
+        var out: [ManagedObject] = []
+        out.reserveCapacity(n)
+        shapeOf = firstEntity
+        shape = model.rowShape(of: shapeOf)
+        var entity = model[firstEntity]
+        for j in 0..<n {
+            let i = reversed ? n - 1 - j : j
+            let id = rows[i].id
+            if shapeOf != id.entity {
+                shape = model.rowShape(of: id.entity)
+                shapeOf = id.entity
+                entity = model[id.entity]
+            }
+            var values: [Value] = []
+            if keepsRows {
+                values = rows[i].values
+            } else {
+                swap(&values, &rows[i].values)  // moved out: no reference taken and dropped per row
+            }
+            if !shape.transients.isEmpty {
+                let transients = state.transients[id]
+                for (field, fallback) in shape.transients { values[field] = transients?[field] ?? fallback }
+            }
+            for o in shape.toOne.indices {
+                let field = shape.toOne[o].0
+                switch values[field] {
+                case .null: continue  // not written again
+                case .object(let target):
+                    // Neither set hashed when it is empty (nothing deleted, nothing missing).
+                    guard (!state.deleted.isEmpty && state.deleted.contains(target)) || (!missing.isEmpty && missing.contains(target)) else {
+                        continue
+                    }
+                    values[field] = .null
+                default: values[field] = .null
                 }
             }
-        }
-        let filtering = !missing.isEmpty || !state.deleted.isEmpty
-        for (k, (field, _, _, positions)) in manyFields.enumerated() {
-            guard let lists = members[k] else {
-                for i in positions { values[i][field] = .objects([]) }
-                continue
+            for k in manyFields.indices {
+                let place: Int
+                if let slots = manyFields[k].slots {
+                    place = slots[i]
+                    guard place >= 0 else { continue }
+                } else {
+                    place = i
+                }
+                guard let lists = manyFields[k].lists else {
+                    values[manyFields[k].field] = .objects([])
+                    continue
+                }
+                let list = lists[place]
+                values[manyFields[k].field] = .objects(filtering ? list.filter { !missing.contains($0) && !state.deleted.contains($0) } : list)
             }
-            for (n, i) in positions.enumerated() {
-                let list = lists[n]
-                values[i][field] = .objects(filtering ? list.filter { !missing.contains($0) && !state.deleted.contains($0) } : list)
-            }
+            out.append(
+                ManagedObject(
+                    // The values consumed (without `consume`, retained for the object and
+                    // released after it).
+                    id: id, entity: entity, version: rows[i].version, values: consume values,
+                    // `Dictionary()`, not the `[:]` literal (a call building it from an empty
+                    // list of pairs, per row).
+                    included: Dictionary()))
         }
-        var included: [[String: [ManagedObject]]] = include.isEmpty ? [] : Array(repeating: [:], count: rows.count)
+        guard !include.isEmpty else { return out }
+        // `include`: out[j] is the object of row `reversed ? n - 1 - j : j`.
+        var included: [[String: [ManagedObject]]] = Array(repeating: [:], count: n)
         for inclusion in include {
             switch inclusion {
             case .relationship(let name, let field, _):
                 var targets: [ObjectID] = []
                 var seen = Set<ObjectID>()
-                for v in values {
-                    for t in Self.targets(v[field]) where seen.insert(t).inserted { targets.append(t) }
+                for j in out.indices {
+                    for t in Self.targets(out[reversed ? n - 1 - j : j].values[field]) where seen.insert(t).inserted { targets.append(t) }
                 }
                 let loaded = try Self.load(targets, state: state)
                 let embedded = try Self.managedObjects(loaded.compactMap { $0 }, state: state, include: [])
                 let byID = Dictionary(embedded.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-                for i in rows.indices { included[i][name] = Self.targets(values[i][field]).compactMap { byID[$0] } }
+                for j in out.indices { included[j][name] = Self.targets(out[j].values[field]).compactMap { byID[$0] } }
             case .fetched(let property):
-                for (i, row) in rows.enumerated() {
-                    included[i][property.name] = try Self.fetched(property, source: row, state: state)
+                for j in out.indices {
+                    included[j][property.name] = try Self.fetched(property, source: rows[reversed ? n - 1 - j : j], state: state)
                 }
             }
         }
-        var out: [ManagedObject] = []
-        out.reserveCapacity(rows.count)
-        var entity = model[rows[0].id.entity]
-        for i in rows.indices {
-            if entity.id != rows[i].id.entity { entity = model[rows[i].id.entity] }
-            // The row's values moved into its object (`values` is not read again).
-            var objectValues: [Value] = []
-            swap(&objectValues, &values[i])
-            out.append(
-                ManagedObject(
-                    id: rows[i].id, entity: entity, version: rows[i].version, values: objectValues,
-                    // `Dictionary()`, not the `[:]` literal (a call building it from an empty
-                    // list of pairs, per row).
-                    included: include.isEmpty ? Dictionary() : included[i]))
+        for j in out.indices {
+            let object = out[j]
+            out[j] = ManagedObject(id: object.id, entity: object.entity, version: object.version, values: object.values, included: included[j])
         }
         return out
+    }
+
+    /// A to-many field of a chunk's rows: the entity declaring its relationship, whether its
+    /// members may be missing, its owners' IDs in row order, and — for a chunk of several
+    /// entities — each row's place in that list (-1: the row has no such field); nil when every
+    /// row is an owner (a chunk of one entity: row i's place is i); once read, the owners'
+    /// members, one list per owner (nil: no owner has a member, known without a read).
+    struct ManyField {
+        let field: Int
+        let declaredIn: EntityID
+        let mayDangle: Bool
+        var ids: [ObjectID]
+        var slots: [Int]?
+        var lists: [[ObjectID]]? = nil
     }
 
     /// The objects of a fetched property for one source object: its predicate bound with

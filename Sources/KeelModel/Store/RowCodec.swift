@@ -580,15 +580,31 @@ struct ByteReader {
         let n = try length()
         let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + n])
         // ASCII (most stored text) is valid UTF-8 as it stands: decode it without the generic
-        // validating initializer, which costs a metadata lookup per call.
+        // validating initializer, which costs a metadata lookup per call. Checked eight bytes at
+        // a time, then the rest one by one.
         var ascii = true
-        for b in slice where b >= 0x80 {
-            ascii = false
-            break
+        var i = 0
+        while i + 8 <= n {
+            if slice.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
+                ascii = false
+                break
+            }
+            i += 8
+        }
+        while ascii, i < n {
+            if slice[i] >= 0x80 { ascii = false }
+            i += 1
         }
         let s: String
         if ascii {
-            s = String(decoding: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+            // Copied into the string's storage as they are: up to 15 bytes this is a small
+            // string whose ASCII flag is read from its two words, with no validation
+            // (`String(decoding:)` validated again what the loop above saw, ~140 instructions a
+            // short string); a longer one is validated by the initializer as before.
+            s = String(unsafeUninitializedCapacity: n) { utf8 in
+                UnsafeMutableRawBufferPointer(utf8).copyMemory(from: slice)
+                return n
+            }
         } else {
             guard let v = String(validating: slice, as: UTF8.self) else { throw damage("invalid UTF-8") }
             s = v

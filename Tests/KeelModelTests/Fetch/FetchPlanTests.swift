@@ -330,7 +330,10 @@ struct FetchPlanTests {
                 #expect(name == expected[i] && ages[name] == age && row.result == .objects, "\(label): row \(i)")
             }
         }
-        for stopAt in [1, 150, 300] {
+        // Rows 1–256 are the first read's full chunks (moved out of their list, an ID-only row
+        // left in each slot), 257–300 its last chunk (popped from the materializer's list, last
+        // row first): a throw in either, at their edges and inside.
+        for stopAt in [1, 150, 256, 257, 280, 299, 300] {
             // Kept by the body (each row once, as an object with its values), read after the fetch.
             var kept: [FetchRow] = []
             do {

@@ -134,6 +134,40 @@ struct RowCodecTests {
         }
     }
 
+    @Test("strings of 0 to 40 bytes: ASCII and non-ASCII round-trip, a byte that is not UTF-8 at any position is refused with CORRUPT")
+    func stringBytes() throws {
+        // Field 0 the string, field 1 an int after it (the reader's offset moved past the string).
+        func row(_ utf8: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = [RowCodec.format, 1, RowCodec.Tag.string]
+            RowCodec.appendVarint(UInt64(utf8.count), to: &out)
+            return out + utf8 + [RowCodec.Tag.int, 14]
+        }
+        for n in 0...40 {
+            let ascii = (0..<n).map { UInt8(0x20 + ($0 * 7) % 95) }
+            let back = try RowCodec.decode(row(ascii), id: Self.id, fieldCount: 2)
+            #expect(back.values == [.string(String(decoding: ascii, as: UTF8.self)), .int(7)], "n = \(n)")
+            guard case .string(let s) = back.values[0] else { continue }
+            #expect(Array(s.utf8) == ascii && s.utf8.count == n, "n = \(n)")
+            for p in 0..<n {
+                // "é" (two bytes) ending at p: valid UTF-8 that is not ASCII, in any of the eight
+                // bytes of a word or the tail.
+                if p > 0 {
+                    var accented = ascii
+                    accented[p - 1] = 0xC3
+                    accented[p] = 0xA9
+                    let decoded = try RowCodec.decode(row(accented), id: Self.id, fieldCount: 2)
+                    #expect(decoded.values == [.string(String(decoding: accented, as: UTF8.self)), .int(7)], "n = \(n), é at \(p)")
+                }
+                // A byte no UTF-8 string holds, and a lone continuation byte (only its high bit set).
+                for bad: UInt8 in [0xFF, 0x80] {
+                    var damaged = ascii
+                    damaged[p] = bad
+                    #expect(throws: KeelError.self, "n = \(n), \(bad) at \(p)") { try RowCodec.decode(row(damaged), id: Self.id, fieldCount: 2) }
+                }
+            }
+        }
+    }
+
     @Test("every truncation of a row is refused with CORRUPT")
     func truncations() {
         let o = Self.everyType()
