@@ -9,13 +9,14 @@
 // them, so building "name == \"Pobabalo\"" per request was a cost of every query.
 
 /// A condition of an index read as EXPLAIN shows it ("department == Department/3"), written out
-/// only when asked.
-public indirect enum PlanCondition: Sendable {
+/// only when asked. Only the semi-join, which holds a condition, is boxed: a comparison (every
+/// request's atom makes one) is stored inline, not allocated and freed per request.
+public enum PlanCondition: Sendable {
     /// `name op other`; a list shows its first five values.
     case comparison(String, ComparisonOperator, BoundExpression)
     /// A semi-join: the condition on the destination, then the to-one `IN` the objects it found
     /// (shown sorted).
-    case semiJoin(PlanCondition, toOne: String, targets: [Value])
+    indirect case semiJoin(PlanCondition, toOne: String, targets: [Value])
     /// Branches of an OR read on one index, each the AND of its conditions.
     case either([[PlanCondition]])
 
