@@ -215,7 +215,7 @@ extension FetchPlanner {
         }
         var prefixes: [[UInt8]] = [[]]
         var ranges: [KeyRange]? = nil
-        var served: [Int] = []
+        var served = TermSet()
         var conditions: [PlanCondition] = []
         var fixed = 0
         var stillFixed = true
@@ -247,7 +247,7 @@ extension FetchPlanner {
                 // The first column's points are the prefixes themselves (no copy per key).
                 let atRoot = prefixes.count == 1 && prefixes[0].isEmpty
                 prefixes = atRoot ? keys : prefixes.flatMap { p in keys.map { p + $0 } }
-                served.append(atoms[pointsAt].term)
+                served.insert(atoms[pointsAt].term)
                 conditions.append(atoms[pointsAt].text)
                 constrainedColumns += 1
                 if stillFixed, keys.count == 1 { fixed += 1 } else { stillFixed = false }
@@ -258,7 +258,7 @@ extension FetchPlanner {
                 for atom in atoms where atom.field == field {
                     guard case .range(let r) = atom.constraint else { continue }
                     column = column.intersection(r)
-                    served.append(atom.term)
+                    served.insert(atom.term)
                     conditions.append(atom.text)
                 }
                 constrainedColumns += 1
