@@ -13,11 +13,12 @@
 import CKeelSupport
 
 extension BTreeCursor {
-    /// How many keys' leaves are found before the first is searched.
-    static var batchWindow: Int { 8 }
+    /// How many keys' leaves are found before the first is searched: a query's page of rows (the
+    /// range row's ten, an equality's ~15) in one window — one `pages` call, one lock.
+    static var batchWindow: Int { 16 }
 
-    /// For each of `count` keys (`key(i)`; ascending order, each ≥ the one before, is the fast
-    /// case), calls `body(i, value)` in order of `i` when the tree holds exactly that key (the
+    /// For each of `count` keys (`key(i)`, bytes that stay valid for the whole call; ascending
+    /// order, each ≥ the one before, is the fast case), calls `body(i, value)` in order of `i` when the tree holds exactly that key (the
     /// value in page memory, or an overflow value in a temporary buffer, valid only inside
     /// `body`). Afterwards the cursor stands nowhere (invalid).
     public mutating func lookUpEach(
@@ -40,15 +41,16 @@ extension BTreeCursor {
         // descent.
         var depth: Int? = nil
         // Per batch: its leaves' page numbers (keys of one leaf follow each other: one number),
-        // which of them each key's is, their buffers and nodes.
+        // which of them each key's is, and their buffers (which keep the leaves alive while
+        // they are searched).
         var numbers: [PageNumber] = []
         var leafOf: [Int] = []
         var buffers: [PageBuffer] = []
-        var leaves: [Node] = []
         numbers.reserveCapacity(Self.batchWindow)
         leafOf.reserveCapacity(Self.batchWindow)
         buffers.reserveCapacity(Self.batchWindow)
-        leaves.reserveCapacity(Self.batchWindow)
+        // The key before (the order check), kept rather than asked for again.
+        var previous = UnsafeRawBufferPointer(start: nil, count: 0)
         var start = 0
         while start < count {
             let end = min(start + Self.batchWindow, count)
@@ -57,8 +59,10 @@ extension BTreeCursor {
             for i in start..<end {
                 // A key below the one before (a caller's mistake) starts from the root again, so
                 // any order gives the same answers (ascending order gives them fastest).
-                if i > 0, Node.compare(key(i), key(i - 1)) < 0 { invalidate() }
-                let number = try leafNumberForward(to: key(i), depth: &depth)
+                let k = key(i)
+                if i > 0, Node.compare(k, previous) < 0 { invalidate() }
+                previous = k
+                let number = try leafNumberForward(to: k, depth: &depth)
                 if numbers.last != number { numbers.append(number) }
                 leafOf.append(numbers.count - 1)
             }
@@ -66,22 +70,29 @@ extension BTreeCursor {
             // prefetched before any is searched.
             buffers.removeAll(keepingCapacity: true)
             try source.pages(numbers, into: &buffers)
-            leaves.removeAll(keepingCapacity: true)
             for (k, number) in numbers.enumerated() {
                 let leaf = try Node(buffers[k], number)
                 guard leaf.isLeaf else { throw .corrupt("a branch where the tree's leaves are (leaves at different depths)", page: number) }
                 keel_prefetch(leaf.base, leaf.pageSize)
-                leaves.append(leaf)
             }
+            // A window's keys come leaf by leaf (`leafOf` never decreases): each leaf is viewed
+            // once for all of its keys, checked above and kept alive by `buffers` (the view
+            // takes no reference of its own).
+            var j = 0
+            var leaf = Node(viewing: buffers[0], numbers[0])
             for i in start..<end {
-                // The leaf read in place in `leaves` (which keeps its page alive), not copied.
                 let k = key(i)
-                let j = leafOf[i - start]
-                let (position, exact) = try leaves[j].leafSearch(k)
+                if leafOf[i - start] != j {
+                    j = leafOf[i - start]
+                    leaf = Node(viewing: buffers[j], numbers[j])
+                }
+                let (position, exact) = try leaf.leafSearch(k)
                 guard exact else { continue }
-                let entry = try leaves[j].leafEntry(at: position)
-                try Self.withEntry(entry, of: leaves[j], in: source) { _, value throws(StorageError) in try body(i, value) }
+                let entry = try leaf.leafEntry(at: position)
+                try Self.withEntry(entry, of: leaf, in: source) { _, value throws(StorageError) in try body(i, value) }
             }
+            // The views hold no reference: the buffers live at least until every key is searched.
+            withExtendedLifetime(buffers) {}
             start = end
         }
         invalidate()
@@ -107,18 +118,26 @@ extension BTreeCursor {
         let level = try fencingLevel(for: key)
         if level == levels - 1 { return try frames[level].node.child(at: frames[level].position) }
         // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
-        // its node is moved out of the path, the frames below it dropped.
+        // its node is moved out of the path, the frames below it dropped. That node's search
+        // starts at the child the key before took: that key led there, so the separators before
+        // that child are ≤ it, and `key` is not below it (a key below the one before starts
+        // from the root, `lookUpEach`), so they are ≤ `key` too.
         while frames.count > level + 2 { frames.removeLast() }
-        return try descendBranches(from: frames.removeLast().node, to: key, levels: levels)
+        let frame = frames.removeLast()
+        return try descendBranches(from: frame.node, at: frame.position, to: key, levels: levels)
     }
 
     /// Descends from the branch `node` towards `key`, pushing a frame per branch, until `levels`
     /// frames stand above the leaves; returns the leaf's page number (the leaf not read).
-    private mutating func descendBranches(from node: Node, to key: UnsafeRawBufferPointer, levels: Int) throws(StorageError) -> PageNumber {
+    /// `start`: where `node`'s search begins (a child position the key's is known to be at or
+    /// after); the branches below are searched whole.
+    private mutating func descendBranches(from node: Node, at start: Int = 0, to key: UnsafeRawBufferPointer, levels: Int) throws(StorageError) -> PageNumber {
         var node = node
+        var start = start
         while true {
             guard !node.isLeaf else { throw .corrupt("a leaf above the tree's leaf level (leaves at different depths)", page: node.number) }
-            let chosen = try node.childPosition(for: key)
+            let chosen = try node.childPosition(for: key, from: start)
+            start = 0
             let number = try node.child(at: chosen)
             // Moved into its frame, not copied: no reference taken and dropped per level.
             frames.append(Frame(node: consume node, position: chosen))

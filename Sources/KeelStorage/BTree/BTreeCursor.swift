@@ -166,6 +166,8 @@ public struct BTreeCursor<Source: PageSource> {
     public mutating func invalidate() {
         isValid = false
         leaf = nil
-        frames.removeAll(keepingCapacity: true)
+        // Frame by frame, the list's storage kept: a path is a few frames, and
+        // `removeAll(keepingCapacity:)` (a generic range replacement) costs more than they do.
+        while !frames.isEmpty { frames.removeLast() }
     }
 }

@@ -73,6 +73,17 @@ struct Node {
         self.pageSize = buffer.size
     }
 
+    /// A view of a page already opened (checked) as a node, without a reference of its own: the
+    /// caller keeps `buffer` alive while the view is used (`BTreeCursor.lookUpEach`'s leaves,
+    /// held by its list of buffers).
+    @inline(__always)
+    init(viewing buffer: PageBuffer, _ number: PageNumber) {
+        self.buffer = nil
+        self.number = number
+        self.base = buffer.pointer
+        self.pageSize = buffer.size
+    }
+
     /// A view of a copy of a page in scratch memory the caller keeps alive.
     init(copyAt base: UnsafeMutableRawPointer, pageSize: Int, _ number: PageNumber) {
         self.buffer = nil
@@ -228,10 +239,11 @@ struct Node {
     }
 
     /// In a branch: the position of the child that holds `key` (the first separator > key, or
-    /// `count` for the rightmost child).
+    /// `count` for the rightmost child). `start`: a position the answer is known to be at or
+    /// after (the separators before it are ≤ `key`), where the search begins.
     @inline(__always)
-    func childPosition(for key: UnsafeRawBufferPointer) throws(StorageError) -> Int {
-        var low = 0
+    func childPosition(for key: UnsafeRawBufferPointer, from start: Int = 0) throws(StorageError) -> Int {
+        var low = start
         var high = count
         while low < high {
             let mid = (low &+ high) >> 1

@@ -121,12 +121,12 @@ final class Pager: @unchecked Sendable {
             let lookup: Lookup = state.withLock { s in
                 if snapshot < s.revokedBelow { return .revoked }
                 switch s.table.find(number.rawValue, at: snapshot) {
-                case .buffer(let b): return .hit(b)
+                case .buffer(let b): return .hit(consume b)  // `find`'s reference, moved (no copy)
                 case .log(let ref, let seq): return .log(ref, seq, generation: s.logGeneration)
                 case .pageFile: return .file(epoch: s.epoch, spare: s.table.takeSpare())
                 }
             }
-            switch lookup {
+            switch consume lookup {
             case .hit(let b):
                 return b
             case .revoked:
@@ -165,7 +165,7 @@ final class Pager: @unchecked Sendable {
             for number in numbers { s.table.hint(number.rawValue, at: snapshot) }
             for number in numbers {
                 guard case .buffer(let b) = s.table.find(number.rawValue, at: snapshot) else { break }
-                out.append(b)
+                out.append(consume b)  // the reference `find` took, moved into the list
             }
             return false
         }

@@ -203,9 +203,10 @@ public struct Cursor {
         if read != nil { try read?.walk(body) } else { try write?.walk(body) }
     }
 
-    /// For each of `count` keys (`key(i)`, best in ascending order), calls `body(i, value)` when
-    /// the tree holds exactly that key. In a read transaction the leaves of a few keys are found and
-    /// prefetched before any is searched, so their cache misses overlap (BTreeCursor+Batch.swift).
+    /// For each of `count` keys (`key(i)`, bytes that stay valid for the whole call; best in
+    /// ascending order), calls `body(i, value)` when the tree holds exactly that key. In a read
+    /// transaction the leaves of a few keys are found and prefetched before any is searched, so
+    /// their cache misses overlap (BTreeCursor+Batch.swift).
     /// The cursor stands nowhere afterwards.
     public mutating func lookUpEach(
         _ count: Int, key: (Int) -> UnsafeRawBufferPointer,

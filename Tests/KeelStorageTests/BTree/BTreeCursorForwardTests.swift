@@ -346,6 +346,80 @@ struct BTreeCursorForwardTests {
         }
     }
 
+    /// `lookUpEach` over keys of any length, concatenated in `bytes` at `starts` (one more start
+    /// than keys): the index and value of each key found.
+    func lookedUp<S: PageSource>(_ cursor: BTreeCursor<S>, _ bytes: [UInt8], _ starts: [Int]) throws -> [(Int, [UInt8])] {
+        var cursor = cursor
+        var out: [(Int, [UInt8])] = []
+        try bytes.withUnsafeBytes { all in
+            try cursor.lookUpEach(starts.count - 1, key: { UnsafeRawBufferPointer(rebasing: all[starts[$0]..<starts[$0 + 1]]) }) { i, value in
+                out.append((i, [UInt8](value)))
+            }
+        }
+        #expect(cursor.isValid == false)
+        return out
+    }
+
+    @Test("a window's keys over many leaves and branches, several to a leaf, absent ones, before the first and after the last: as one-by-one seeks, at window sizes around the batch's")
+    func lookUpEachWindows() throws {
+        var (tree, sink, snapshot, rng) = try seededTree("lookUpEachWindows", 20000, valueSize: 8, pageSize: 1024)
+        var probe = tree.cursor(in: snapshot)
+        try probe.seekFirst()
+        #expect(probe.frames.count >= 2, "a root, branches under it, leaves")
+        let starts = try leafStarts(tree, snapshot)
+        let window = BTreeCursor<MemorySnapshot>.batchWindow
+        for size in [1, 2, 3, window - 1, window, window + 1, 2 * window - 1, 2 * window, 2 * window + 1, 3 * window + 5] {
+            for round in 0..<12 {
+                // From a random leaf on: 1–4 keys of each leaf (its first key, present and absent
+                // keys inside it, repeats), every few leaves a jump (another branch); the first
+                // rounds start before the tree's first key, the last ones run past its last.
+                var keys: [[UInt8]] = []
+                if round < 3 { keys += [[], [0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0]].prefix(round + 1).map { $0 } }
+                var leaf = Int.random(in: 0..<starts.count, using: &rng)
+                if round >= 9 { leaf = max(0, starts.count - 2) }
+                while keys.count < size, leaf < starts.count {
+                    let low = starts[leaf]
+                    let high = leaf + 1 < starts.count ? starts[leaf + 1] : 3 * 20000
+                    var at = low
+                    for _ in 0..<Int.random(in: 1...4, using: &rng) where keys.count < size {
+                        keys.append(numericKey(at))
+                        at += Int.random(in: 0...max(1, (high - low) / 3), using: &rng)
+                        if at >= high { break }
+                    }
+                    leaf += Int.random(in: 0..<8, using: &rng) == 0 ? Int.random(in: 2...200, using: &rng) : 1
+                }
+                while keys.count < size { keys.append(numericKey(3 * 20000 + keys.count)) }
+                if round >= 9 { keys.append([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]) }
+                keys.sort { $0.lexicographicallyPrecedes($1) }  // the tree's order: unsigned bytes, a prefix first
+                if round == 11 { keys.shuffle(using: &rng) }  // out of order: slower, the same answers
+                var expected: [(Int, [UInt8])] = []
+                for (i, key) in keys.enumerated() {
+                    var reference = tree.cursor(in: snapshot)
+                    guard try reference.seek(to: key), try reference.key == key else { continue }
+                    expected.append((i, try reference.value()))
+                }
+                var bytes: [UInt8] = []
+                var offsets = [0]
+                for key in keys {
+                    bytes += key
+                    offsets.append(bytes.count)
+                }
+                for (name, got) in [("read", try lookedUp(tree.cursor(in: snapshot), bytes, offsets)), ("write", try lookedUp(tree.cursor(in: sink), bytes, offsets))] {
+                    #expect(got.map(\.0) == expected.map(\.0), "size \(size), round \(round), \(name)")
+                    #expect(got.map(\.1) == expected.map(\.1), "size \(size), round \(round), \(name)")
+                }
+                // The tree holds 0, 3, 6, … below 60,000 (8-byte keys): the reference found those.
+                let held = keys.filter { key in
+                    guard key.count == 8 else { return false }
+                    let n = key.reduce(0) { $0 << 8 | Int($1) }
+                    return n % 3 == 0 && n < 3 * 20000
+                }
+                #expect(expected.count == held.count, "size \(size), round \(round)")
+                #expect(!expected.isEmpty || size < 4, "every leaf visited gives its first key")
+            }
+        }
+    }
+
     @Test("through the store's Cursor: look-ups in a read and in a write transaction")
     func storeLookUpEach() throws {
         let store = try storeWithTree(3000, value: numericKey)
