@@ -30,11 +30,6 @@ extension FetchPlanner {
         let constraint: Constraint
         /// What EXPLAIN shows for it (written out only then).
         let text: PlanCondition
-
-        var pointCount: Int {
-            if case .points(let p, _) = constraint { return p.count }
-            return Int.max
-        }
     }
 
     /// The atom a term makes, nil when no index can serve it.
@@ -220,36 +215,40 @@ extension FetchPlanner {
         }
         var prefixes: [[UInt8]] = [[]]
         var ranges: [KeyRange]? = nil
-        var served: [Int] = []
+        var served = TermSet()
         var conditions: [PlanCondition] = []
         var fixed = 0
         var stillFixed = true
         var constrainedColumns = 0
         for field in index.fields {
             // The column's atoms, found without building lists of them: the points atom with the
-            // fewest keys (the first of equals), and whether a range atom is there. No atom on
-            // this column: nothing more of the index is served.
-            var points: Atom? = nil
+            // fewest keys (the first of equals; by its place, not copied), and whether a range atom
+            // is there. No atom on this column: nothing more of the index is served.
+            var pointsAt = -1
+            var fewest = Int.max
             var hasAtom = false
             var hasRange = false
-            for atom in atoms where atom.field == field {
+            for k in atoms.indices where atoms[k].field == field {
                 hasAtom = true
-                switch atom.constraint {
+                switch atoms[k].constraint {
                 case .points(let keys, _):
-                    if points == nil || keys.count < points!.pointCount { points = atom }
+                    if keys.count < fewest {
+                        pointsAt = k
+                        fewest = keys.count
+                    }
                 case .range:
                     hasRange = true
                 }
             }
             guard hasAtom else { break }
-            if let points, case .points(let keys, let hasNull) = points.constraint, !(index.isUnique && hasNull),
+            if pointsAt >= 0, case .points(let keys, let hasNull) = atoms[pointsAt].constraint, !(index.isUnique && hasNull),
                 keys.count * prefixes.count <= 1024
             {
                 // The first column's points are the prefixes themselves (no copy per key).
                 let atRoot = prefixes.count == 1 && prefixes[0].isEmpty
                 prefixes = atRoot ? keys : prefixes.flatMap { p in keys.map { p + $0 } }
-                served.append(points.term)
-                conditions.append(points.text)
+                served.insert(atoms[pointsAt].term)
+                conditions.append(atoms[pointsAt].text)
                 constrainedColumns += 1
                 if stillFixed, keys.count == 1 { fixed += 1 } else { stillFixed = false }
                 continue
@@ -259,7 +258,7 @@ extension FetchPlanner {
                 for atom in atoms where atom.field == field {
                     guard case .range(let r) = atom.constraint else { continue }
                     column = column.intersection(r)
-                    served.append(atom.term)
+                    served.insert(atom.term)
                     conditions.append(atom.text)
                 }
                 constrainedColumns += 1
@@ -278,7 +277,8 @@ extension FetchPlanner {
         // decided before its ranges are built (an index of the entity that only a sort could
         // use was a list of ranges, normalized, built and dropped per request).
         if served.isEmpty, sortOrder(index, fixedColumns: fixed) == nil { return nil }
-        let all = KeyRange.normalized(ranges ?? prefixes.map { KeyRange.prefix($0) })
+        // One prefix (equality on the columns served): its one range, without a list mapped.
+        let all = KeyRange.normalized(ranges ?? (prefixes.count == 1 ? [KeyRange.prefix(prefixes[0])] : prefixes.map { KeyRange.prefix($0) }))
         return IndexAccess(index: index, ranges: all, conditions: conditions, served: served, fixedColumns: fixed)
     }
 

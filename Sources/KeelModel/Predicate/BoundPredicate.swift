@@ -25,9 +25,12 @@ public struct BoundPredicate: Sendable {
     }
 }
 
-public indirect enum BoundNode: Sendable {
+/// Only `not` is boxed: every other case holds one reference or less, so a comparison (a class)
+/// or a conjunction (a list) is stored as it is, not in a box allocated per bound node — a
+/// prepared request binds its comparisons per call, and freed each with its box.
+public enum BoundNode: Sendable {
     case constant(Bool)
-    case not(BoundNode)
+    indirect case not(BoundNode)
     case and([BoundNode])
     case or([BoundNode])
     case comparison(BoundComparison)

@@ -473,6 +473,54 @@ struct FetchPlanTests {
         }
     }
 
+    @Test("a term set answers as its Set for term numbers on both sides of 64, whatever the order of insertion; conjunctions of 71 terms with the index's terms at 0, 63, 64 and 70 are served by the index, those terms left out of the filter, as the scan answers, planned afresh and from the kept choice")
+    func termSets() throws {
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<300 {
+            let top = round % 3 == 0 ? 64 : round % 3 == 1 ? 70 : 300
+            let terms = (0..<Int.random(in: 0...12, using: &rng)).map { _ in Int.random(in: 0..<top, using: &rng) }
+            var set = TermSet(), again = TermSet()
+            for t in terms { set.insert(t) }
+            for t in (terms + terms).shuffled(using: &rng) { again.insert(t) }
+            let expected = Set(terms)
+            #expect(set.isEmpty == expected.isEmpty, "\(terms)")
+            #expect(set == again, "\(terms)")
+            for t in 0..<320 where set.contains(t) != expected.contains(t) {
+                Issue.record("terms \(terms.sorted()): \(t)")
+            }
+            var other = set
+            let extra = (0..<320).first { !expected.contains($0) && ($0 >= 64) == (round % 2 == 0) }!
+            other.insert(extra)
+            #expect(other != set, "\(terms) + \(extra)")
+        }
+        let data = try FetchTestData()
+        let c = data.context()
+        func conjunction(_ placed: [Int: String]) -> String {
+            (0..<71).map { placed[$0] ?? "age >= 0" }.joined(separator: " AND ")
+        }
+        let cases: [([Int: String], String)] = [
+            ([0: "name == 'Zed'"], "INDEX Person.name (name == \"Zed\")"),
+            ([63: "name == 'Zed'"], "INDEX Person.name (name == \"Zed\")"),
+            ([64: "name == 'Zed'"], "INDEX Person.name (name == \"Zed\")"),
+            ([70: "name == 'Zed'"], "INDEX Person.name (name == \"Zed\")"),
+            ([63: "name > 'B'", 64: "name < 'Eve'"], "INDEX Person.name (name > \"B\", name < \"Eve\")"),
+            ([65: "name > 'B'", 70: "name < 'Eve'"], "INDEX Person.name (name > \"B\", name < \"Eve\")"),
+        ]
+        for (placed, plan) in cases {
+            let request = FetchRequest(entity: "Employee", predicate: conjunction(placed))
+            var scan = request
+            scan.usesIndexes = false
+            let scanned = try c.names(scan).sorted()
+            #expect(!scanned.isEmpty, "\(placed)")
+            for _ in 0..<3 {  // the first plans afresh and keeps the choice, the next reuse it
+                let explained = try c.explain(request)
+                #expect(explained.hasPrefix(plan + " → filter: age >= 0 AND"), "\(placed): \(explained)")
+                #expect(!explained.contains("filter: name") && !explained.contains("AND name"), "\(placed): \(explained)")
+                #expect(try c.names(request).sorted() == scanned, "\(placed)")
+            }
+        }
+    }
+
     @Test("a family's index IDs and counts are the index's entries of the family's entities, as the set says; a family mask answers as its set for entity numbers on both sides of 64")
     func familyMasks() throws {
         var (rng, seed, fixture, snapshot) = try seededSnapshot("FetchPlanTests.familyMasks")
