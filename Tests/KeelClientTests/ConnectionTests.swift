@@ -135,47 +135,6 @@ struct ConnectionTests {
         }
     }
 
-    @Test("16 tasks on the pool, many calls each: bursts go out in parts, every reply to its own call")
-    func burstsInParts() async throws {
-        let daemon = try LiveDaemon()
-        let connection = try await daemon.connect(LiveDaemon.options())
-        let ids = try await insertCompanies(connection, count: 32)
-        let wrong = Findings()
-        // The shape keel-client-bench measures: 16 tasks each awaiting one call after another,
-        // so that each read's replies resume several tasks and their next requests leave in
-        // parts (the first part written by the task that queues its last line, the rest by it
-        // or by the flush job). Every seventh call asks for a missing object.
-        await withTaskGroup(of: Void.self) { group in
-            for task in 0..<16 {
-                group.addTask {
-                    for round in 0..<300 {
-                        let i = (task * 7 + round) % 32
-                        do throws(KeelError) {
-                            if round % 7 == 6 {
-                                await Self.getMissing(connection, "Company/\(2_000_000 + task * 1_000 + round)", wrong)
-                            } else {
-                                let object = try await connection.request("GET", ["$id": .string(ids[i])])
-                                if object?["$id"]?.stringValue != ids[i] || object?["name"]?.stringValue != "c-\(i)" {
-                                    wrong.add("task \(task) GET \(ids[i]) → \(object?.serialized() ?? "nil")")
-                                }
-                            }
-                        } catch {
-                            wrong.add("task \(task): \(error)")
-                        }
-                    }
-                }
-            }
-        }
-        #expect(wrong.all == [])
-        let statistics = connection.statistics
-        #expect(statistics.burstPartsWritten > 0)
-        #expect(statistics.peakRepliesPerRead > 1)
-        #expect(statistics.callsInFlight == 0)
-        #expect(statistics.discardedLines == 0)
-        try await connection.ping()
-        await connection.close()
-    }
-
     @Test("replies that arrive in one read resume their tasks together, each with its own OK or ERR")
     func repliesResumedTogether() async throws {
         let daemon = try LiveDaemon()

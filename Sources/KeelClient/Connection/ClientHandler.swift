@@ -33,6 +33,8 @@ final class ClientHandler: ChannelDuplexHandler {
     private var readWanted = false
     /// The connection has failed: nothing more is framed.
     private var closed = false
+    /// Tasks resumed by the lines of the current read.
+    private var resumed = 0
     /// Replies routed and not yet handed to their tasks: resumed together once the lines at hand
     /// are framed (`resumeRouted`), not one by one between lines. Each resumption enqueues a
     /// job on the task's executor; enqueued back to back, the cooperative pool's idle threads
@@ -82,7 +84,8 @@ final class ClientHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        core.readEnded()
+        core.readEnded(resumed: resumed)
+        resumed = 0
         context.fireChannelReadComplete()
     }
 
@@ -219,16 +222,16 @@ final class ClientHandler: ChannelDuplexHandler {
         case .none: break
         case .resume(let continuation, let reply):
             routed.append((continuation, reply))
+            resumed += 1
         case .pause:
             if paused.isEmpty { core.setReadsPaused(true) }
             paused.insert(number)
         }
     }
 
-    /// Hands every reply routed so far to its task, back to back, and when there were several,
-    /// queues the core's flush job behind them (ConnectionCore `resuming`). A resumption only
-    /// enqueues the task on its executor (the pool, or this event loop's queue), so nothing
-    /// re-enters the handler meanwhile.
+    /// Hands every reply routed so far to its task, back to back. A resumption only enqueues
+    /// the task on its executor (the pool, or this event loop's queue), so nothing re-enters the
+    /// handler meanwhile.
     private func resumeRouted() {
         if takenInPlace > 0 {
             core.counters.repliesTakenInPlace.add(takenInPlace, ordering: .relaxed)
@@ -236,13 +239,11 @@ final class ClientHandler: ChannelDuplexHandler {
         }
         guard !routed.isEmpty else { return }
         ConnectionCore.Counters.raise(core.counters.peakRepliesPerRead, to: routed.count)
-        let flushJob = core.resuming(routed.count)
         for i in routed.indices {
             guard let reply = routed[i].reply.take() else { continue }
             routed[i].continuation.resume(returning: .success(reply))
         }
         routed.removeAll(keepingCapacity: true)
-        if flushJob { core.queueFlushJob() }
     }
 
     /// The daemon broke the protocol: replies can no longer be matched, so the connection ends.
@@ -274,7 +275,8 @@ final class ClientHandler: ChannelDuplexHandler {
         core.setReadsPaused(false)
         processBacklog()
         // The backlog may have held the last replies requests were waiting on (ConnectionCore.queued).
-        core.readEnded()
+        core.readEnded(resumed: resumed)
+        resumed = 0
         if paused.isEmpty, backlog.isEmpty, readWanted {
             readWanted = false
             context.read()

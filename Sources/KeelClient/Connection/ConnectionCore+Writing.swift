@@ -2,15 +2,13 @@
 // are written (ConnectionCore.swift has the state). Lines are written in bursts: on an idle
 // connection the first call of a burst flushes at once; while calls are on the wire unanswered,
 // new lines wait for the end of the next read, or for a job queued behind the tasks that read
-// resumed (`queued`, `resuming`, `readEnded`), so that a pipelining client's requests leave in a
-// write or two per burst of replies rather than one per waking task (in two parts, so that the
-// daemon works on the first while the second is being made). Whoever flushes writes from its own thread,
+// resumed (`queued`, `readEnded`), so that a pipelining client's requests leave in one write per
+// burst of replies rather than one per waking task. Whoever flushes writes from its own thread,
 // straight to the socket (SocketWriter), one writer at a time (`wire`); only what the socket does
 // not take at once goes through NIO on the event loop (`flush`).
 
 import KeelModel
 import KeelProtocol
-import Foundation
 import NIOCore
 import OrderedCollections
 
@@ -69,19 +67,9 @@ extension ConnectionCore {
     /// the daemon answers a connection's requests in order, so they would wait behind those
     /// calls anyway, and requests then leave in one write per burst of replies rather than one
     /// per waking task. An idle connection (or one paused for a slow consumer) writes at once.
-    /// While a flush job follows a read's resumed tasks (`resuming`), the lines wait for it —
-    /// but once `burstPart` of them are queued, the caller that queued the last writes them at
-    /// once, so that the daemon works on that part of the burst while the rest of its tasks run.
     static func queued(_ s: inout State) -> Bool {
         s.queuedCalls += 1
-        guard !s.flushScheduled else { return false }
-        if s.flushJobPending {
-            guard s.queuedCalls >= s.burstPart else { return false }
-            s.burstPartsWritten += 1
-            s.flushScheduled = true
-            return true
-        }
-        guard !s.flushDeferred else { return false }
+        guard !s.flushScheduled, !s.flushDeferred, !s.flushJobPending else { return false }
         if s.calls.count - s.queuedCalls > 0, !s.readsPaused {
             s.flushDeferred = true
             return false
@@ -90,63 +78,33 @@ extension ConnectionCore {
         return true
     }
 
-    /// Into how many parts a burst of requests is written while its flush job is pending: the
-    /// connection's calls are answered by the daemon one after another, so a burst written whole
-    /// leaves the daemon idle while the tasks its replies resumed make their next requests, and
-    /// the tasks idle while the daemon works; written in parts, the two overlap.
-    static let burstParts = Int(ProcessInfo.processInfo.environment["KEEL_BURST_PARTS"] ?? "") ?? 2
-    /// The fewest requests in one part (smaller writes cost the daemon more per request).
-    static let minimumBurstPart = Int(ProcessInfo.processInfo.environment["KEEL_BURST_MIN"] ?? "") ?? 4
-
-    /// The requests in one part of a burst, for `inFlight` calls on the connection (those of the
-    /// read's resumed tasks among them): an even share of `parts` parts, at least `minimum`.
-    static func burstPart(inFlight: Int, parts: Int = burstParts, minimum: Int = minimumBurstPart) -> Int {
-        let parts = max(parts, 1)
-        return max(minimum, (inFlight + parts - 1) / parts)
-    }
-
-    /// The event loop is about to resume `resumed` tasks whose replies one read brought: whether
-    /// a flush job must be queued behind them (`queueFlushJob`, once they are resumed), so that
-    /// the requests they make next (most callers make another) leave together — in parts of
-    /// `burstPart` (see `queued`) — rather than one write per waking task. Set before the tasks
-    /// run, so that none of them finds no job pending and writes its line alone.
-    func resuming(_ resumed: Int) -> Bool {
-        state.withLock { Self.resuming(resumed, &$0) }
-    }
-
-    /// `resuming` under the lock.
-    static func resuming(_ resumed: Int, _ s: inout State) -> Bool {
-        guard resumed > 1, !s.readsPaused, !s.flushJobPending else { return false }
-        s.flushJobPending = true
-        s.burstPart = burstPart(inFlight: s.calls.count + resumed)
-        return true
-    }
-
-    /// Parts of bursts written before their flush job ran (`Statistics.burstPartsWritten`).
-    var burstPartsWritten: Int { state.withLock { $0.burstPartsWritten } }
-
-    /// Queues the flush job `resuming` asked for, behind the tasks just resumed.
-    func queueFlushJob() {
-        Task { [weak self] in self?.flushJob() }
-    }
-
-    /// The end of a read (event loop), or of a pause: what waited for it is written now, unless
-    /// a flush job is pending (it writes it).
-    func readEnded() {
-        let flush = state.withLock { s -> Bool in
-            guard s.flushDeferred, !s.flushScheduled, !s.flushJobPending else { return false }
+    /// The end of a read (event loop) that resumed `resumed` waiting tasks. What waited for it
+    /// is written now — or, when several tasks were just resumed, by a job queued on the
+    /// cooperative pool behind them, so that the requests they make next (most callers make
+    /// another) leave in one write, as a pipelining client's would.
+    func readEnded(resumed: Int = 0) {
+        enum Next { case nothing, flush, job }
+        let next = state.withLock { s -> Next in
+            if resumed > 1, !s.readsPaused, !s.flushJobPending {
+                s.flushJobPending = true
+                return .job
+            }
+            guard s.flushDeferred, !s.flushScheduled, !s.flushJobPending else { return .nothing }
             s.flushDeferred = false
             s.flushScheduled = true
-            return true
+            return .flush
         }
-        if flush { self.flush() }
+        switch next {
+        case .nothing: break
+        case .flush: flush()
+        case .job: Task { [weak self] in self?.flushJob() }
+        }
     }
 
-    /// The job `resuming` asked for: the requests made since are written in one go.
+    /// The job `readEnded` queued: the requests made since are written in one go.
     private func flushJob() {
         let schedule = state.withLock { s -> Bool in
             s.flushJobPending = false
-            s.burstPart = .max
             guard s.wire.outgoing.readableBytes > 0, !s.flushScheduled else { return false }
             s.flushDeferred = false
             s.flushScheduled = true

@@ -141,13 +141,8 @@ final class ConnectionCore: Sendable {
         var flushDeferred = false
         /// Reading is paused for a slow stream consumer: nothing may wait for a read.
         var readsPaused = false
-        /// A flush job is queued behind the tasks the last read resumed (see `resuming`).
+        /// A flush job is queued behind the tasks the last read resumed (see `readEnded`).
         var flushJobPending = false
-        /// While a flush job is pending: how many queued requests make a part of the burst, which
-        /// the caller that queues the last of them writes at once (see `queued`).
-        var burstPart = Int.max
-        /// Parts of bursts written before their flush job ran (statistics).
-        var burstPartsWritten = 0
         /// The connection is gone: why. Every later call fails with it.
         var failure: KeelError?
         /// `close()` has begun: later calls fail with this (QUIT still goes out).

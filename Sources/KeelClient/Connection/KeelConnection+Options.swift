@@ -109,10 +109,5 @@ extension KeelConnection {
         /// them, without a copy: those that came whole within one read (a line split across
         /// reads is gathered, and copied).
         public var repliesTakenInPlace: Int
-        /// Parts of bursts of requests written before the rest of their burst was made: while the
-        /// tasks that one read resumed make their next calls, the first part goes out at once, so
-        /// the daemon answers it while the others are made (ClientConnection.md, "Calls from many
-        /// tasks go out pipelined").
-        public var burstPartsWritten: Int
     }
 }

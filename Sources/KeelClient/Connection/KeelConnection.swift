@@ -228,7 +228,6 @@ public final class KeelConnection: Sendable {
             discardedLines: counters.discardedLines.load(ordering: .relaxed),
             writesLeftToEventLoop: counters.writesLeftToEventLoop.load(ordering: .relaxed),
             peakRepliesPerRead: counters.peakRepliesPerRead.load(ordering: .relaxed),
-            repliesTakenInPlace: counters.repliesTakenInPlace.load(ordering: .relaxed),
-            burstPartsWritten: core.burstPartsWritten)
+            repliesTakenInPlace: counters.repliesTakenInPlace.load(ordering: .relaxed))
     }
 }
