@@ -78,13 +78,12 @@ struct Node {
     /// held by its list of buffers).
     @inline(__always)
     init(viewing buffer: PageBuffer, _ number: PageNumber) {
-        self.buffer = nil
-        self.number = number
-        self.base = buffer.pointer
-        self.pageSize = buffer.size
+        self.init(copyAt: buffer.pointer, pageSize: buffer.size, number)
     }
 
-    /// A view of a copy of a page in scratch memory the caller keeps alive.
+    /// A view of a copy of a page in scratch memory the caller keeps alive (or of any page
+    /// memory the caller keeps alive: `init(viewing:)`).
+    @inline(__always)
     init(copyAt base: UnsafeMutableRawPointer, pageSize: Int, _ number: PageNumber) {
         self.buffer = nil
         self.number = number
