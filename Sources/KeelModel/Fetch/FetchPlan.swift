@@ -56,30 +56,6 @@ public enum PlanCondition: Sendable {
     }
 }
 
-/// A set of a conjunction's term numbers: those below 64 as the bits of one word, the rest (a
-/// conjunction of more than 64 terms) in a sorted list made only then — no list allocated and
-/// freed per plan for a predicate of up to 64 terms (every request's access keeps one).
-struct TermSet: Sendable, Equatable {
-    private var low: UInt64 = 0
-    private var high: [Int] = []
-
-    var isEmpty: Bool { low == 0 && high.isEmpty }
-
-    func contains(_ term: Int) -> Bool {
-        term < 64 ? low & (1 << UInt64(term)) != 0 : high.contains(term)
-    }
-
-    mutating func insert(_ term: Int) {
-        precondition(term >= 0, "a term number is not negative")
-        if term < 64 {
-            low |= 1 << UInt64(term)
-            return
-        }
-        let at = high.firstIndex { $0 >= term } ?? high.count
-        if at == high.count || high[at] != term { high.insert(term, at: at) }
-    }
-}
-
 /// One index read over key ranges.
 public struct IndexAccess: Sendable {
     public let index: Index
@@ -88,7 +64,7 @@ public struct IndexAccess: Sendable {
     /// The conditions the ranges stand for, as written ("department == Department/3").
     public let conditions: [PlanCondition]
     /// Indices of the conjunction's terms the ranges serve exactly (they need no filter).
-    let served: TermSet
+    let served: SmallIntSet
     /// Leading index columns fixed to one value by equality.
     let fixedColumns: Int
     /// Candidates counted in the ranges (at most the cap used), when counted.

@@ -215,7 +215,7 @@ extension FetchPlanner {
         }
         var prefixes: [[UInt8]] = [[]]
         var ranges: [KeyRange]? = nil
-        var served = TermSet()
+        var served = SmallIntSet()
         var conditions: [PlanCondition] = []
         var fixed = 0
         var stillFixed = true

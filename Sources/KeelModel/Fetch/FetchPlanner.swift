@@ -98,7 +98,7 @@ struct FetchPlanner {
         if terms.contains(where: { if case .constant(false) = $0.node { true } else { false } }) {
             return make(.nothing("FALSEPREDICATE"), residual: nil)
         }
-        if case .none = indexes { return make(.scan, residual: residual(terms, served: TermSet())) }
+        if case .none = indexes { return make(.scan, residual: residual(terms, served: SmallIntSet())) }
         var atoms: [Atom] = []
         for (i, term) in terms.enumerated() {
             if let atom = try atom(i, term.node) { atoms.append(atom) }
@@ -110,7 +110,7 @@ struct FetchPlanner {
         let e = model[entity]
         e.indexes.forEach(consider)  // and the unique constraints, without joining the lists per request
         e.uniqueConstraints.forEach(consider)
-        guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: TermSet())) }
+        guard let chosen = try pick(candidates) else { return make(.scan, residual: residual(terms, served: SmallIntSet())) }
         if keeping, candidates.count == 1 { template = Template(chosen, atoms: atoms, terms: terms.count, e) }
         return make(.index(chosen), residual: residual(terms, served: chosen.served), reverse: sortOrder(chosen))
     }
@@ -154,7 +154,7 @@ struct FetchPlanner {
         /// Term i's attribute: its name and type (read from the model once, not per request).
         let columns: [(name: String, type: AttributeType)]
         /// The terms the chosen access served.
-        let served: TermSet
+        let served: SmallIntSet
 
         /// Nil when a term made no atom or one on a relationship.
         init?(_ chosen: IndexAccess, atoms: [Atom], terms: Int, _ entity: Entity) {
@@ -254,19 +254,19 @@ struct FetchPlanner {
             guard let best else { return nil }
             accesses.append(best)
         }
-        let whole = residual([Term(node: predicate.root, source: predicate.source)], served: TermSet())
+        let whole = residual([Term(node: predicate.root, source: predicate.source)], served: SmallIntSet())
         if let first = accesses.first, accesses.allSatisfy({ $0.index == first.index }) {
             let merged = IndexAccess(
                 index: first.index, ranges: KeyRange.normalized(accesses.flatMap(\.ranges)),
                 conditions: [.either(accesses.map(\.conditions))],
-                served: TermSet(), fixedColumns: 0)
+                served: SmallIntSet(), fixedColumns: 0)
             return make(.index(merged), residual: whole)
         }
         return make(.union(accesses), residual: whole)
     }
 
     /// The terms not served, as one predicate (nil when none is left).
-    private func residual(_ terms: [Term], served: TermSet) -> BoundPredicate? {
+    private func residual(_ terms: [Term], served: SmallIntSet) -> BoundPredicate? {
         // Every term served (the usual indexed fetch; no predicate, no term): no list of the rest
         // made, and the predicate not copied.
         if terms.indices.allSatisfy(served.contains) { return nil }

@@ -248,32 +248,8 @@ extension ObjectSnapshot: IndexReading {
     }
 
     /// Which entities `family` holds, by entity number: a bit test per index entry rather than a
-    /// set probe.
-    static func familyMask(_ family: Set<EntityID>) -> FamilyMask { FamilyMask(family) }
-
-    /// A family as bits: entity numbers below 64 in one word (no allocation: the fixed cost of
-    /// an index read), the rest, when a model has more entities, in a list by number.
-    struct FamilyMask {
-        private var low: UInt64 = 0
-        private var high: [Bool] = []
-
-        init(_ family: Set<EntityID>) {
-            var top = -1
-            for e in family {
-                if e.index < 64 { low |= 1 << UInt64(e.index) } else { top = max(top, e.index) }
-            }
-            guard top >= 64 else { return }
-            high = [Bool](filling: false, count: top + 1)
-            for e in family where e.index >= 64 { high[e.index] = true }
-        }
-
-        /// Whether entity number `e` is in the family (a number past the family's last is not).
-        @inline(__always)
-        func contains(_ e: Int) -> Bool {
-            if e < 64 { return e >= 0 && low & (1 << UInt64(e)) != 0 }
-            return e < high.count && high[e]
-        }
-    }
+    /// set probe, with no allocation for entity numbers below 64 (the fixed cost of an index read).
+    static func familyMask(_ family: Set<EntityID>) -> SmallIntSet { SmallIntSet(family.lazy.map(\.index)) }
 
     /// Entries read in descending key order with each run of equal values put in ascending ID order.
     static func ascendingTies(_ entries: [(value: ArraySlice<UInt8>, id: ObjectID)]) -> [ObjectID] {

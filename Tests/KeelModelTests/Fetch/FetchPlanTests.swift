@@ -479,7 +479,7 @@ struct FetchPlanTests {
         for round in 0..<300 {
             let top = round % 3 == 0 ? 64 : round % 3 == 1 ? 70 : 300
             let terms = (0..<Int.random(in: 0...12, using: &rng)).map { _ in Int.random(in: 0..<top, using: &rng) }
-            var set = TermSet(), again = TermSet()
+            var set = SmallIntSet(), again = SmallIntSet()
             for t in terms { set.insert(t) }
             for t in (terms + terms).shuffled(using: &rng) { again.insert(t) }
             let expected = Set(terms)
