@@ -21,6 +21,8 @@ struct ConnectionTests {
         #expect(connection.model.hash == local.hash)
         #expect(connection.hello.modelName == local.name)
         #expect(connection.hello.limits.maxRequestBytes == 16 << 20)
+        // The client asks for early replies by default (Options.coalesceMicros), and the daemon took it.
+        #expect(connection.hello.coalesceMicros == 20)
         #expect(connection.model.entity(named: "Employee") != nil)
         try await connection.ping()
         #expect(connection.isConnected && connection.closeReason == nil)
@@ -92,10 +94,15 @@ struct ConnectionTests {
         #expect(object?["name"] == "two\nlines\r\n")
     }
 
-    @Test("1,000 concurrent calls from separate tasks on one connection each get their own answer")
-    func thousandConcurrentCalls() async throws {
+    /// With the client's default `coalesceMicros` (20), with replies each written on their own
+    /// (0), and with the daemon's default (a burst's replies together).
+    @Test("1,000 concurrent calls from separate tasks on one connection each get their own answer", arguments: [20, 0, nil] as [Int?])
+    func thousandConcurrentCalls(coalesceMicros: Int?) async throws {
         let daemon = try LiveDaemon()
-        let connection = try await daemon.connect(LiveDaemon.options())
+        var options = LiveDaemon.options()
+        options.coalesceMicros = coalesceMicros
+        let connection = try await daemon.connect(options)
+        #expect(connection.hello.coalesceMicros == coalesceMicros)
         let ids = try await insertCompanies(connection, count: 900)
         // 900 GETs (each answer must name its own company), 50 GETs of objects that do not exist
         // (each ERR must name its own ID), 50 COUNTs (each must count its own name).

@@ -11,9 +11,12 @@
 // starts a release keeld and runs this.
 //
 //     keel-client-bench --socket PATH [--seconds 3] [--rounds 3] [--objects 1000] [--only WORKLOAD] [--daemon-pid PID]
+//                       [--coalesce-micros N|off]
 //
 // With `--daemon-pid`, keeld's CPU time per call is reported beside the client's (this
 // process's): on a shared machine they are steadier than the rates, and they say where time goes.
+// `--coalesce-micros` sets the connection's `Options.coalesceMicros` (default: the client's own,
+// 10 µs; `off`: the daemon's default, a burst's replies written together).
 
 import Foundation
 import KeelClient
@@ -34,6 +37,8 @@ struct Settings: Sendable {
     var only: String?
     /// keeld's pid, to report its CPU time per call too.
     var daemonPID: Int32?
+    /// The connection's options (`--coalesce-micros`).
+    var options = KeelConnection.Options()
 
     init(_ arguments: [String]) {
         var arguments = arguments[...]
@@ -45,13 +50,20 @@ struct Settings: Sendable {
             case "--objects": objects = Int(arguments.popFirst() ?? "") ?? objects
             case "--only": only = arguments.popFirst()
             case "--daemon-pid": daemonPID = Int32(arguments.popFirst() ?? "")
+            case "--coalesce-micros":
+                let value = arguments.popFirst() ?? ""
+                guard value == "off" || Int(value) != nil else {
+                    FileHandle.standardError.write(Data("--coalesce-micros takes a number of microseconds or off\n".utf8))
+                    exit(2)
+                }
+                options.coalesceMicros = Int(value)
             default:
                 FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
                 exit(2)
             }
         }
         guard !socketPath.isEmpty else {
-            FileHandle.standardError.write(Data("usage: keel-client-bench --socket PATH [--seconds S] [--rounds N] [--objects N] [--only raw-N|client-N|loop-N] [--daemon-pid PID]\n".utf8))
+            FileHandle.standardError.write(Data("usage: keel-client-bench --socket PATH [--seconds S] [--rounds N] [--objects N] [--only raw-N|client-N|loop-N] [--daemon-pid PID] [--coalesce-micros N|off]\n".utf8))
             exit(2)
         }
     }
@@ -153,7 +165,7 @@ func daemonCPUSeconds(_ pid: Int32) -> Double {
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 let settings = Settings(Array(CommandLine.arguments.dropFirst()))
-let connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench")
+let connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench", options: settings.options)
 // The objects to read: `objects` companies, inserted once.
 func companyIDs() async throws -> [String] {
     try await connection.rows("FETCH", ["entity": "Company", "result": "ids", "limit": .int(Int64(settings.objects))]).collect().compactMap { $0["$id"]?.stringValue }
@@ -207,7 +219,8 @@ if let only = settings.only {
 
 let parse = try await parseMicros()
 let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
-print("keel-client-bench: GET by ID, \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
+let coalesce = connection.hello.coalesceMicros.map { "coalesceMicros \($0)" } ?? "coalesceMicros off"
+print("keel-client-bench: GET by ID, \(coalesce), \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
 print("workload".padding(toLength: 50, withPad: " ", startingAt: 0) + " calls/s   vs raw   overhead   client CPU/call   keeld CPU/call")
 for depth in [1, 16] {
     let names = ["raw-\(depth)", "client-\(depth)", "loop-\(depth)"]

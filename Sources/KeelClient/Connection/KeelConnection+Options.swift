@@ -24,6 +24,15 @@ extension KeelConnection {
         /// they are dropped and the consumer gets one event with `overflow` set instead (as the
         /// daemon does for its own queue).
         public var eventBufferLength: Int = 1024
+        /// How long, at most, a finished reply waits in the daemon for the rest of its burst
+        /// before it is written (HELLO's `coalesceMicros`, 0 … 1,000,000 µs; Docs/Protocol.md,
+        /// "Order, pipelining and flushing"). With many tasks calling on one connection, their
+        /// first replies then reach them — and their next requests the daemon — while the daemon
+        /// still runs the rest of the burst, so the two sides overlap instead of taking turns. The
+        /// daemon writes early only while one of its cores is idle. nil: the daemon's default,
+        /// a burst's replies written together when it is done (fewest sends; for a connection
+        /// that sends a batch and reads it back before anything else).
+        public var coalesceMicros: Int? = 20
         /// The longest reply line accepted (a longer one fails its call with `TOO_LARGE`; the
         /// connection stays usable).
         public var maxReplyBytes: Int = 256 << 20
@@ -48,6 +57,9 @@ extension KeelConnection {
         public let modelHash: String
         /// The daemon's per-connection limits.
         public let limits: Limits
+        /// The `coalesceMicros` the daemon took from this connection's HELLO; nil when it was not
+        /// asked for (the daemon's default: a burst's replies leave together).
+        public let coalesceMicros: Int?
         /// The whole reply, for keys this client does not know.
         public let json: JSON
 
@@ -78,6 +90,7 @@ extension KeelConnection {
                 pendingObjectsPerContext: limit("pendingObjectsPerContext", 100_000),
                 inFlightRequests: limit("inFlightRequests", 1024), subscriberQueueLength: limit("subscriberQueueLength", 1024),
                 maxBufferedBytes: limit("maxBufferedBytes", 4 << 20))
+            self.coalesceMicros = json["coalesceMicros"]?.intValue.map { Int(clamping: $0) }
             self.json = json
         }
     }

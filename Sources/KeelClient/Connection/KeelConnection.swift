@@ -105,8 +105,12 @@ public final class KeelConnection: Sendable {
         }
         do throws(KeelError) {
             let timeout = TimeAmount(options.deadline)
-            let helloReply = try await core.call(
-                "HELLO", ["protocol": .int(Int64(CommandTable.protocolVersions.max() ?? 1)), "client": .string(clientName)], timeout: timeout)
+            var helloArguments: JSON = ["protocol": .int(Int64(CommandTable.protocolVersions.max() ?? 1)), "client": .string(clientName)]
+            if let micros = options.coalesceMicros, case .object(var members) = helloArguments {
+                members["coalesceMicros"] = .int(Int64(micros))
+                helloArguments = .object(members)
+            }
+            let helloReply = try await core.call("HELLO", helloArguments, timeout: timeout)
             let hello = try ServerHello(helloReply ?? .null)
             core.maxRequestBytes.store(hello.limits.maxRequestBytes, ordering: .relaxed)
             guard let modelJSON = try await core.call("MODEL", nil, timeout: timeout) else {

@@ -29,8 +29,11 @@ public enum CommandTable {
             arguments: [
                 ArgumentSpec("protocol", .integer, "the protocol version the client speaks (1)"),
                 ArgumentSpec("client", .string, "the client's name, for the daemon's log"),
+                ArgumentSpec(
+                    "coalesceMicros", .integer,
+                    "0–1000000: a finished reply waits at most this long for the rest of its burst before it is written (default: until the burst is done; see \"Order, pipelining and flushing\")"),
             ],
-            reply: #"`OK {"server":"keeld","version":…,"protocol":1,"model":…,"modelHash":…,"limits":{…}}`; an unsupported protocol is `BAD_REQUEST` naming the supported ones"#,
+            reply: #"`OK {"server":"keeld","version":…,"protocol":1,"model":…,"modelHash":…,"limits":{…},"coalesceMicros":n?}`; an unsupported protocol is `BAD_REQUEST` naming the supported ones, a `coalesceMicros` out of range `BAD_REQUEST`"#,
             "Introduces the client; the reply tells the server, the model and the limits."),
         CommandSpec("PING", group: .connection, reply: "`OK`", "Checks the connection."),
         CommandSpec("QUIT", group: .connection, reply: "`OK`, then the daemon closes the connection", "Ends the connection."),

@@ -114,7 +114,7 @@ extension ConnectionHandler {
         }
         if spec.group == .connection, canAnswerHere {
             do throws(KeelError) {
-                let payload = try ConnectionCommands.answer(request, server: server, connection: id)
+                let payload = try ConnectionCommands.answer(request, server: server, connection: id, link: link)
                 Reply.ok(tag: request.tag, payload).write(to: &inline)
                 if spec.name == "QUIT" { closing = true }
             } catch {

@@ -5,6 +5,7 @@
 // the event loop is woken only when it waits for the answer (or to close after QUIT).
 
 import NIOCore
+import Synchronization
 
 final class ConnectionLink: Sendable {
     let id: Int
@@ -15,6 +16,9 @@ final class ConnectionLink: Sendable {
     let worker: SessionWorker
     private let eventLoop: any EventLoop
     private let handler: NIOLoopBound<ConnectionHandler>
+    /// HELLO's `coalesceMicros` in nanoseconds (ReplyCoalescing.unbounded until a HELLO asks):
+    /// set by whichever thread answers HELLO, read by the session's thread after each request.
+    private let coalesce = Atomic<UInt64>(ReplyCoalescing.unbounded)
 
     init(
         id: Int, peer: PeerCredentials, isAdmin: Bool, output: ReplyWriter, worker: SessionWorker,
@@ -28,6 +32,12 @@ final class ConnectionLink: Sendable {
         self.worker = worker
         self.eventLoop = eventLoop
         self.handler = handler
+    }
+
+    /// How long a finished reply may wait for the rest of its burst, in nanoseconds.
+    var coalesceNanoseconds: UInt64 {
+        get { coalesce.load(ordering: .relaxed) }
+        set { coalesce.store(newValue, ordering: .relaxed) }
     }
 
     /// Hands reply lines to the connection: `finals` requests are answered by them; `close`

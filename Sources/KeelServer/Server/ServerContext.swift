@@ -2,6 +2,7 @@
 // the subscriptions, the live connections (for shutdown), and whether the daemon is shutting
 // down. Immutable but for the registry and the flag, each behind its own synchronisation.
 
+import Foundation
 import KeelModel
 import KeelProtocol
 import Logging
@@ -24,6 +25,9 @@ final class ServerContext: Sendable {
     /// Counts connection threads still running; shutdown waits for zero before closing the store.
     private let runningSessions = Atomic<Int>(0)
     private let nextConnectionID = Atomic<Int>(1)
+    /// Sessions running requests, against the machine's cores (early replies only while a core
+    /// is idle: ReplyCoalescing.swift).
+    let sessionActivity = SessionActivity(cores: ProcessInfo.processInfo.activeProcessorCount)
 
     static let serverName = "keeld"
     static let version = "0.1.0"

@@ -10,8 +10,10 @@ enum ConnectionCommands {
     /// The commands answered here (QUIT also ends the connection): the table's connection group.
     static let names: Set<String> = Set(CommandTable.all.filter { $0.group == .connection }.map(\.name))
 
-    /// The OK payload of one of `names`. Throws for an unsupported protocol.
-    static func answer(_ request: Request, server: ServerContext, connection: Int) throws(KeelError) -> JSON? {
+    /// The OK payload of one of `names`. Throws for an unsupported protocol or a bad
+    /// `coalesceMicros`. HELLO's `coalesceMicros` is kept on `link` (nil only before the
+    /// connection is admitted, when no request is read).
+    static func answer(_ request: Request, server: ServerContext, connection: Int, link: ConnectionLink?) throws(KeelError) -> JSON? {
         switch request.command {
         case "PING", "QUIT":
             return nil
@@ -26,12 +28,30 @@ enum ConnectionCommands {
                     .badRequest, "protocol \(version) is not supported; this daemon speaks protocol \(supported)",
                     details: ["supported": .array(CommandTable.protocolVersions.map { .int(Int64($0)) })])
             }
+            let coalesce = try coalesceMicros(request.arguments["coalesceMicros"])
             var logger = server.logger
             logger[metadataKey: "conn.id"] = "\(connection)"
             logger.debug("hello", metadata: ["client.name": "\(request.arguments["client"]?.stringValue ?? "-")"])
-            return server.hello
+            guard let coalesce else { return server.hello }
+            link?.coalesceNanoseconds = UInt64(coalesce) * 1000
+            guard case .object(var members) = server.hello else { return server.hello }
+            members["coalesceMicros"] = .int(coalesce)
+            return .object(members)
         default:
             throw KeelError(.internal, "\(request.command) is not a connection command")
         }
+    }
+
+    /// HELLO's `coalesceMicros` (the command table has checked it is an integer, if present):
+    /// 0 … one second.
+    private static func coalesceMicros(_ value: JSON?) throws(KeelError) -> Int64? {
+        guard let value, value != .null else { return nil }
+        guard let micros = value.intValue, (0...ReplyCoalescing.maximumMicros).contains(micros) else {
+            throw KeelError(
+                .badRequest,
+                "coalesceMicros must be a whole number of microseconds from 0 to \(ReplyCoalescing.maximumMicros), not \(value.serialized())",
+                details: ["key": "coalesceMicros"])
+        }
+        return micros
     }
 }

@@ -20,6 +20,9 @@ extension Session {
             return nil
         }
         members["connections"] = .int(Int64(server.liveConnections.count))
+        let written = server.sessionActivity.written
+        members["replies"] = .int(Int64(written.replies))
+        members["replyParts"] = .int(Int64(written.parts))
         return .object(members)
     }
 

@@ -2,7 +2,8 @@
 // (SessionWorker). Everything here is confined to that thread: the contexts, the subscription,
 // the output being gathered. Requests run in order; each gets exactly one final line; the
 // lines of one burst go out in one write, from this thread (`flush` when no job waits behind, or
-// when a FETCH has gathered a chunk).
+// when a FETCH has gathered a chunk, or — for a connection that asked with HELLO's
+// `coalesceMicros` — when a finished reply has waited that long: ReplyCoalescing.swift).
 //
 // Commands: Session+Dispatch.swift (the handler of each command of the table),
 // ConnectionCommands.swift (HELLO, PING, QUIT, MODEL).
@@ -21,6 +22,8 @@ final class Session {
     private var pending: [UInt8] = []
     /// Final lines among `pending`.
     private var pendingFinals = 0
+    /// How long the final lines among `pending` have waited (HELLO's `coalesceMicros`).
+    private var coalescing = ReplyCoalescing()
     /// After the shutdown barrier: every request is answered BUSY.
     private var refusing = false
     /// QUIT answered: the connection closes once its OK is written.
@@ -59,10 +62,18 @@ final class Session {
     private func handle(_ job: SessionJob) {
         switch job {
         case .items(let items):
+            server.sessionActivity.began()
+            defer { server.sessionActivity.ended() }
             for (index, item) in items.enumerated() {
                 guard !quitting, !link.worker.isClosed else { break }
                 runningLastOfJob = index == items.count - 1
                 process(item)
+                if coalescing.due(
+                    pendingFinals: pendingFinals, limit: link.coalesceNanoseconds, now: ReplyCoalescing.uptimeNanoseconds,
+                    idleCore: { server.sessionActivity.hasIdleCore })
+                {
+                    flush()
+                }
                 // A burst of big replies for a client that does not read: wait, do not buffer.
                 if pending.count >= Self.chunkBytes {
                     flush()
@@ -115,7 +126,7 @@ final class Session {
     /// Runs one request; returns what its OK line carries.
     private func execute(_ request: Request, _ spec: CommandSpec) throws(KeelError) -> Answer {
         if spec.group == .connection {
-            return .json(try ConnectionCommands.answer(request, server: server, connection: link.id))
+            return .json(try ConnectionCommands.answer(request, server: server, connection: link.id, link: link))
         }
         guard let handler = Self.handlers[spec.name] else {
             throw KeelError(.internal, "\(spec.name) has no handler in this daemon")
@@ -167,6 +178,7 @@ final class Session {
     func flush() {
         guard !pending.isEmpty || pendingFinals > 0 else { return }
         link.deliver(pending, finals: pendingFinals, close: quitting)
+        server.sessionActivity.handedOver(finals: pendingFinals)
         // Keep a usual chunk's room for the next replies, not a big reply's (a GET of a large
         // binary, a long HISTORY): a connection must not hold its largest reply's memory.
         if pending.capacity > 2 * Self.chunkBytes {
@@ -175,6 +187,7 @@ final class Session {
             pending.removeAll(keepingCapacity: true)
         }
         pendingFinals = 0
+        coalescing.flushed()
     }
 
     /// Streams one ROW of a reply, waiting while the client is not reading. Throws when the
