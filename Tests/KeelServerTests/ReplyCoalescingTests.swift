@@ -11,9 +11,9 @@ import Testing
 
 @Suite("Reply coalescing")
 struct ReplyCoalescingTests {
-    /// Runs `due` at the uptime `at` (nanoseconds), a core idle or not.
-    private static func due(_ rule: inout ReplyCoalescing, finals: Int, limit: UInt64, at: UInt64, idle: Bool = true) -> Bool {
-        rule.due(pendingFinals: finals, limit: limit, now: { at }, idleCore: { idle })
+    /// Runs `due` at the uptime `at` (nanoseconds), the daemon with room for early replies or not.
+    private static func due(_ rule: inout ReplyCoalescing, finals: Int, limit: UInt64, at: UInt64, room: Bool = true) -> Bool {
+        rule.due(pendingFinals: finals, limit: limit, now: { at }, mayWriteEarly: { room })
     }
 
     @Test("a reply leaves once the oldest waiting one has waited the limit, and the wait starts again after a flush")
@@ -36,7 +36,7 @@ struct ReplyCoalescingTests {
         #expect(Self.due(&rule, finals: 2, limit: limit, at: 60_000))
     }
 
-    @Test("limit 0 writes each reply after its request; no limit never writes early; no idle core never writes early")
+    @Test("limit 0 writes each reply after its request; no limit never writes early; no room never writes early")
     func limitsAndCores() {
         var zero = ReplyCoalescing()
         #expect(Self.due(&zero, finals: 1, limit: 0, at: 7))
@@ -49,27 +49,38 @@ struct ReplyCoalescingTests {
         }
 
         var busy = ReplyCoalescing()
-        #expect(!Self.due(&busy, finals: 1, limit: 0, at: 1, idle: false))
-        #expect(!Self.due(&busy, finals: 2, limit: 0, at: 1_000_000, idle: false))
-        // A core comes free: the waiting replies go.
+        #expect(!Self.due(&busy, finals: 1, limit: 0, at: 1, room: false))
+        #expect(!Self.due(&busy, finals: 2, limit: 0, at: 1_000_000, room: false))
+        // Room comes: the waiting replies go.
         #expect(Self.due(&busy, finals: 2, limit: 0, at: 1_000_001))
     }
 
-    @Test("a core is idle while fewer sessions run requests than there are cores")
+    @Test("early replies only for the connection whose job began last, after a job of its own, with a core idle")
     func sessionActivity() {
         let activity = SessionActivity(cores: 2)
         #expect(activity.hasIdleCore)
-        activity.began()
-        #expect(activity.hasIdleCore)
-        activity.began()
+        // Connection 1's first job: the one before was nobody's.
+        #expect(!activity.began(connection: 1))
+        #expect(activity.mayWriteEarly(connection: 1))
+        activity.ended()
+        // Its next job follows its own: it has the daemon to itself.
+        #expect(activity.began(connection: 1))
+        #expect(activity.mayWriteEarly(connection: 1))
+        // Connection 2 begins a job meanwhile: both cores run sessions, and 1's is not the latest.
+        #expect(!activity.began(connection: 2))
         #expect(!activity.hasIdleCore)
+        #expect(!activity.mayWriteEarly(connection: 1))
+        #expect(!activity.mayWriteEarly(connection: 2))
         activity.ended()
-        #expect(activity.hasIdleCore)
+        // Connection 2's job is the latest begun (and 1 is done): 2 has room, 1 does not.
+        #expect(activity.mayWriteEarly(connection: 2))
+        #expect(!activity.mayWriteEarly(connection: 1))
         activity.ended()
-        // Zero cores reported is taken as one.
+        // Zero cores reported is taken as one: a session at work leaves no core idle.
         let one = SessionActivity(cores: 0)
-        one.began()
+        _ = one.began(connection: 1)
         #expect(!one.hasIdleCore)
+        #expect(!one.mayWriteEarly(connection: 1))
         activity.handedOver(finals: 3)
         activity.handedOver(finals: 0)
         #expect(activity.written == (replies: 3, parts: 2))

@@ -24,6 +24,8 @@ final class Session {
     private var pendingFinals = 0
     /// How long the final lines among `pending` have waited (HELLO's `coalesceMicros`).
     private var coalescing = ReplyCoalescing()
+    /// The job under way began right after another job of this connection (SessionActivity).
+    private var servedAlone = false
     /// After the shutdown barrier: every request is answered BUSY.
     private var refusing = false
     /// QUIT answered: the connection closes once its OK is written.
@@ -62,7 +64,7 @@ final class Session {
     private func handle(_ job: SessionJob) {
         switch job {
         case .items(let items):
-            server.sessionActivity.began()
+            servedAlone = server.sessionActivity.began(connection: link.id)
             defer { server.sessionActivity.ended() }
             for (index, item) in items.enumerated() {
                 guard !quitting, !link.worker.isClosed else { break }
@@ -70,7 +72,7 @@ final class Session {
                 process(item)
                 if coalescing.due(
                     pendingFinals: pendingFinals, limit: link.coalesceNanoseconds, now: ReplyCoalescing.uptimeNanoseconds,
-                    idleCore: { server.sessionActivity.hasIdleCore })
+                    mayWriteEarly: { servedAlone && server.sessionActivity.mayWriteEarly(connection: link.id) })
                 {
                     flush()
                 }
