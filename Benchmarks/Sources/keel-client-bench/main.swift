@@ -7,8 +7,9 @@
 // The client runs twice: its tasks on the cooperative pool (the default), and on the
 // connection's event loop (`KeelConnection.executor`). Each workload runs `--rounds` times, in
 // rotating order, for `--seconds` each; the median round is reported, with overhead = raw rate
-// / client rate − 1 (the client's extra time per call). scripts/bench-client.sh builds and
-// starts a release keeld and runs this.
+// / client rate − 1 (the client's extra time per call), and `paired`: the median of each round's
+// own overhead (raw lines and the client measured in the same round). scripts/bench-client.sh
+// builds and starts a release keeld and runs this.
 //
 //     keel-client-bench --socket PATH [--seconds 3] [--rounds 3] [--objects 1000] [--only WORKLOAD] [--daemon-pid PID]
 //                       [--coalesce-micros N|off]
@@ -221,7 +222,7 @@ let parse = try await parseMicros()
 let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
 let coalesce = connection.hello.coalesceMicros.map { "coalesceMicros \($0)" } ?? "coalesceMicros off"
 print("keel-client-bench: GET by ID, \(coalesce), \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
-print("workload".padding(toLength: 50, withPad: " ", startingAt: 0) + " calls/s   vs raw   overhead   client CPU/call   keeld CPU/call")
+print("workload".padding(toLength: 50, withPad: " ", startingAt: 0) + " calls/s   vs raw   overhead   paired   client CPU/call   keeld CPU/call")
 for depth in [1, 16] {
     let names = ["raw-\(depth)", "client-\(depth)", "loop-\(depth)"]
     var samples: [String: [Sample]] = [:]
@@ -238,11 +239,21 @@ for depth in [1, 16] {
         return sorted[sorted.count / 2]
     }
     let raw = middle(names[0]).rate
+    /// The median over rounds of each round's own overhead (raw lines and this workload run in
+    /// the same round, seconds apart, so a change in the machine's speed between rounds cancels
+    /// out; the `overhead` column sets the median rounds of each against each other).
+    func paired(_ name: String) -> Double {
+        let pairs = zip(samples[names[0]] ?? [], samples[name] ?? []).map { raw, sample in raw.rate / sample.rate - 1 }
+        return pairs.isEmpty ? 0 : median(pairs)
+    }
     for (name, label) in zip(names, ["raw lines", "KeelConnection, tasks on the pool", "KeelConnection, tasks on its event loop"]) {
         let sample = middle(name)
         let row = "\(label), \(depth) in flight".padding(toLength: 50, withPad: " ", startingAt: 0)
         print(
-            row + String(format: "%8.0f   %6.2f   %+6.1f%%   %9.1f µs", sample.rate, sample.rate / raw, (raw / sample.rate - 1) * 100, sample.clientMicros)
+            row
+                + String(
+                    format: "%8.0f   %6.2f   %+6.1f%%  %+6.1f%%   %9.1f µs", sample.rate, sample.rate / raw, (raw / sample.rate - 1) * 100,
+                    paired(name) * 100, sample.clientMicros)
                 + (sample.daemonMicros.map { String(format: "      %9.1f µs", $0) } ?? ""))
     }
 }
