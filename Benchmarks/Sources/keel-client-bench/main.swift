@@ -17,7 +17,7 @@
 // With `--daemon-pid`, keeld's CPU time per call is reported beside the client's (this
 // process's): on a shared machine they are steadier than the rates, and they say where time goes.
 // `--coalesce-micros` sets the connection's `Options.coalesceMicros` (default: the client's own,
-// 10 µs; `off`: the daemon's default, a burst's replies written together).
+// 20 µs; `off`: the daemon's default, a burst's replies written together).
 
 import Foundation
 import KeelClient

@@ -29,7 +29,8 @@ extension KeelConnection {
         /// "Order, pipelining and flushing"). With many tasks calling on one connection, their
         /// first replies then reach them — and their next requests the daemon — while the daemon
         /// still runs the rest of the burst, so the two sides overlap instead of taking turns. The
-        /// daemon writes early only while one of its cores is idle. nil: the daemon's default,
+        /// daemon writes early only while the connection has it to itself (no other connection's
+        /// requests running or begun meanwhile) and a core is idle. nil: the daemon's default,
         /// a burst's replies written together when it is done (fewest sends; for a connection
         /// that sends a batch and reads it back before anything else).
         public var coalesceMicros: Int? = 20

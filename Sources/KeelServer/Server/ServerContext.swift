@@ -25,8 +25,8 @@ final class ServerContext: Sendable {
     /// Counts connection threads still running; shutdown waits for zero before closing the store.
     private let runningSessions = Atomic<Int>(0)
     private let nextConnectionID = Atomic<Int>(1)
-    /// Sessions running requests, against the machine's cores (early replies only while a core
-    /// is idle: ReplyCoalescing.swift).
+    /// Sessions at work, against the machine's cores, and the replies they have written (early
+    /// replies only for a connection that has the daemon to itself: ReplyCoalescing.swift).
     let sessionActivity = SessionActivity(cores: ProcessInfo.processInfo.activeProcessorCount)
 
     static let serverName = "keeld"

@@ -64,7 +64,8 @@ final class SessionActivity: Sendable {
     private let lastJob = Atomic<Int>(0)
     let cores: Int
     /// Final reply lines handed to the connections' writers, and the parts they went in (a burst's
-    /// replies in one part by default; more with HELLO's `coalesceMicros`, or for long replies).
+    /// replies in one part by default; more with HELLO's `coalesceMicros`, or between big
+    /// replies). Output without a final line (a FETCH's chunk of rows, events) is not a part.
     private let replies = Atomic<Int>(0)
     private let parts = Atomic<Int>(0)
 
@@ -91,8 +92,9 @@ final class SessionActivity: Sendable {
         lastJob.load(ordering: .relaxed) == connection && hasIdleCore
     }
 
-    /// A session handed `finals` final lines to its writer in one part.
+    /// A session handed `finals` final lines to its writer in one part (none: not counted).
     func handedOver(finals: Int) {
+        guard finals > 0 else { return }
         replies.wrappingAdd(finals, ordering: .relaxed)
         parts.wrappingAdd(1, ordering: .relaxed)
     }
