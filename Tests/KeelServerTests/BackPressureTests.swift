@@ -47,6 +47,33 @@ struct BackPressureTests {
         #expect(try reader.request("p PING").isOK)
     }
 
+    @Test("Early replies (coalesceMicros 0) to a client that pipelines big GETs without reading wait for room, not buffered")
+    func earlyRepliesWithoutReading() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.configure(["syncMode": "off"], limits: ["maxBufferedBytes": 65536])
+        try keeld.start()
+        let client = try keeld.connect()
+        #expect(try client.request(#"h HELLO {"protocol":1,"coalesceMicros":0}"#).payload?["coalesceMicros"] == 0)
+        // One employee with a 256 KiB photo: each GET's reply is ~350 KB of base64.
+        let photo = Data((0..<(256 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).base64EncodedString()
+        try client.ok(#"i INSERT {"entity":"Employee","values":{"name":"Big","salary":"1.00","photo":"\#(photo)"}}"#)
+        try client.ok("s SAVE")
+        client.setReceiveBuffer(4096)
+        // 100 GETs in flight (~35 MB of replies if the daemon buffered them), none read yet.
+        let total = 100
+        let before = keeld.residentKiB ?? 0
+        _ = startSender(fd: client.fd, String(repeating: #"g GET {"$id":"Employee/1"}"# + "\n", count: total), times: 1)
+        usleep(1_500_000)
+        let during = keeld.residentKiB ?? 0
+        #expect(during - before < 16 * 1024, "RSS grew from \(before) KiB to \(during) KiB while the client did not read")
+        for _ in 0..<total {
+            let line = try client.line()
+            #expect(line.hasPrefix(#"g OK {"$id":"Employee/1""#) && line.contains(photo.prefix(64)))
+        }
+        #expect(try client.request("p PING").isOK)
+    }
+
     @Test("A client that pipelines without reading is stopped by the daemon (not buffered) and gets every reply in order once it reads")
     func pipelineWithoutReading() throws {
         let keeld = try Keeld()

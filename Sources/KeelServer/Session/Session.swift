@@ -70,14 +70,12 @@ final class Session {
                 guard !quitting, !link.worker.isClosed else { break }
                 runningLastOfJob = index == items.count - 1
                 process(item)
-                if coalescing.due(
+                let early = coalescing.due(
                     pendingFinals: pendingFinals, limit: link.coalesceNanoseconds, now: ReplyCoalescing.uptimeNanoseconds,
                     mayWriteEarly: { servedAlone && server.sessionActivity.mayWriteEarly(connection: link.id) })
-                {
-                    flush()
-                }
-                // A burst of big replies for a client that does not read: wait, do not buffer.
-                if pending.count >= Self.chunkBytes {
+                // Replies handed over before the job's end (early, or a burst of big ones) to a client
+                // that does not read: wait here, do not buffer them (at most maxBufferedBytes and one part).
+                if early || pending.count >= Self.chunkBytes {
                     flush()
                     guard link.gate.waitForRoom() else { break }
                 }
