@@ -117,7 +117,7 @@ struct ReplyCoalescingTests {
         return (try #require(stats["replies"]?.intValue), try #require(stats["replyParts"]?.intValue))
     }
 
-    @Test("with coalesceMicros 0 each reply of a burst is handed over on its own; without it the burst's replies go together")
+    @Test("with coalesceMicros 0 each reply of a burst is handed over on its own; without it (and after a HELLO without it) the burst's replies go together")
     func burstsInParts() throws {
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
@@ -144,5 +144,14 @@ struct ReplyCoalescingTests {
         if ProcessInfo.processInfo.activeProcessorCount > 1 {
             #expect(end.parts - start.parts == 9)
         }
+
+        // A HELLO without the key sets the default again.
+        #expect(try client.request(#"h2 HELLO {"protocol":1}"#).payload?["coalesceMicros"] == nil)
+        let again = try Self.written(client, tag: "s5")
+        try client.send(burst)
+        for i in 0..<8 { #expect(try client.response(tag: "c\(i)").payload?["count"] == 0) }
+        let last = try Self.written(client, tag: "s6")
+        #expect(last.replies - again.replies == 9)
+        #expect(last.parts - again.parts <= 3, "\(last.parts - again.parts) parts for one burst after a HELLO without coalesceMicros")
     }
 }

@@ -32,8 +32,9 @@ enum ConnectionCommands {
             var logger = server.logger
             logger[metadataKey: "conn.id"] = "\(connection)"
             logger.debug("hello", metadata: ["client.name": "\(request.arguments["client"]?.stringValue ?? "-")"])
+            // Each HELLO sets it: without the key, the default again.
+            link?.coalesceNanoseconds = coalesce.map { UInt64($0) * 1000 } ?? ReplyCoalescing.unbounded
             guard let coalesce else { return server.hello }
-            link?.coalesceNanoseconds = UInt64(coalesce) * 1000
             guard case .object(var members) = server.hello else { return server.hello }
             members["coalesceMicros"] = .int(coalesce)
             return .object(members)
