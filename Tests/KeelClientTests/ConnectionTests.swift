@@ -29,13 +29,23 @@ struct ConnectionTests {
         await connection.close()
     }
 
-    @Test("no daemon: UNAVAILABLE at once; with waitFor, the connection is made once the daemon is up")
+    @Test("no daemon, or a stale socket: UNAVAILABLE at once, saying which; with waitFor, the connection is made once the daemon is up")
     func unavailable() async throws {
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
         let error = await keelError { _ = try await KeelConnection.connect(socketPath: keeld.socketPath) }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains(keeld.socketPath) == true)
+        #expect(error?.message.hasSuffix("No such file or directory (no socket there: is keeld running, with this socketPath?)") == true,
+                "\(error?.message ?? "-")")
+
+        // A socket file nobody listens on (a keeld that was killed): refused, said as such.
+        try keeld.start()
+        keeld.kill()
+        let refused = await keelError { _ = try await KeelConnection.connect(socketPath: keeld.socketPath) }
+        #expect(refused?.code == .unavailable)
+        #expect(refused?.message.hasSuffix("Connection refused (nothing listens on the socket: keeld has stopped)") == true,
+                "\(refused?.message ?? "-")")
 
         // A client that waits while the daemon starts.
         var options = KeelConnection.Options()

@@ -41,32 +41,49 @@ struct Settings: Sendable {
     /// The connection's options (`--coalesce-micros`).
     var options = KeelConnection.Options()
 
+    static let usage = """
+        usage: keel-client-bench --socket PATH [--seconds S] [--rounds N] [--objects N]
+                                 [--only raw-N|client-N|loop-N] [--daemon-pid PID] [--coalesce-micros N|off]
+        GET by ID against a running keeld: KeelConnection against raw protocol lines (Docs/Performance.md, "Client").
+        scripts/bench-client.sh builds and starts a release keeld and runs this.
+
+        """
+
     init(_ arguments: [String]) {
         var arguments = arguments[...]
+        /// The flag's value, or exit 2 naming what it takes.
+        func value<T>(_ flag: String, _ what: String, _ parse: (String) -> T?) -> T {
+            guard let text = arguments.popFirst(), let parsed = parse(text) else {
+                Self.fail("\(flag) takes \(what)")
+            }
+            return parsed
+        }
         while let flag = arguments.popFirst() {
             switch flag {
-            case "--socket": socketPath = arguments.popFirst() ?? ""
-            case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
-            case "--rounds": rounds = Int(arguments.popFirst() ?? "") ?? rounds
-            case "--objects": objects = Int(arguments.popFirst() ?? "") ?? objects
-            case "--only": only = arguments.popFirst()
-            case "--daemon-pid": daemonPID = Int32(arguments.popFirst() ?? "")
+            case "--help", "-h":
+                print(Self.usage, terminator: "")
+                exit(0)
+            case "--socket": socketPath = value(flag, "a path") { $0.isEmpty ? nil : $0 }
+            case "--seconds": seconds = value(flag, "a positive number of seconds") { Double($0).flatMap { $0 > 0 ? $0 : nil } }
+            case "--rounds": rounds = value(flag, "a positive whole number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+            case "--objects": objects = value(flag, "a positive whole number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+            case "--only": only = value(flag, "a workload (raw-N, client-N or loop-N)") { $0 }
+            case "--daemon-pid": daemonPID = value(flag, "a process ID") { Int32($0) }
             case "--coalesce-micros":
-                let value = arguments.popFirst() ?? ""
-                guard value == "off" || Int(value) != nil else {
-                    FileHandle.standardError.write(Data("--coalesce-micros takes a number of microseconds or off\n".utf8))
-                    exit(2)
+                options.coalesceMicros = value(flag, "a number of microseconds or off") { text -> Int?? in
+                    text == "off" ? .some(nil) : Int(text).map { .some($0) }
                 }
-                options.coalesceMicros = Int(value)
             default:
-                FileHandle.standardError.write(Data("unknown flag \(flag)\n".utf8))
-                exit(2)
+                Self.fail("unknown flag \(flag)")
             }
         }
-        guard !socketPath.isEmpty else {
-            FileHandle.standardError.write(Data("usage: keel-client-bench --socket PATH [--seconds S] [--rounds N] [--objects N] [--only raw-N|client-N|loop-N] [--daemon-pid PID] [--coalesce-micros N|off]\n".utf8))
-            exit(2)
-        }
+        guard !socketPath.isEmpty else { Self.fail("--socket PATH is required") }
+    }
+
+    /// Says what is wrong and how to call this, and exits with 2.
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("keel-client-bench: \(message)\n\(usage)".utf8))
+        exit(2)
     }
 }
 
@@ -166,7 +183,13 @@ func daemonCPUSeconds(_ pid: Int32) -> Double {
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 let settings = Settings(Array(CommandLine.arguments.dropFirst()))
-let connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench", options: settings.options)
+let connection: KeelConnection
+do {
+    connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench", options: settings.options)
+} catch {
+    FileHandle.standardError.write(Data("keel-client-bench: \(error)\n".utf8))
+    exit(1)
+}
 // The objects to read: `objects` companies, inserted once.
 func companyIDs() async throws -> [String] {
     try await connection.rows("FETCH", ["entity": "Company", "result": "ids", "limit": .int(Int64(settings.objects))]).collect().compactMap { $0["$id"]?.stringValue }

@@ -97,7 +97,7 @@ public final class KeelConnection: Sendable {
             writer = SocketWriter(duplicating: socket)
             channel = try await bootstrap.withConnectedSocket(socket).get()
         } catch {
-            throw KeelError(.unavailable, "cannot connect to keeld at \(socketPath): \(error)", cause: error)
+            throw KeelError(.unavailable, "cannot connect to keeld at \(socketPath): \(Self.connectFailure(error))", cause: error)
         }
         core.state.withLock {
             $0.channel = channel
@@ -233,5 +233,20 @@ public final class KeelConnection: Sendable {
             writesLeftToEventLoop: counters.writesLeftToEventLoop.load(ordering: .relaxed),
             peakRepliesPerRead: counters.peakRepliesPerRead.load(ordering: .relaxed),
             repliesTakenInPlace: counters.repliesTakenInPlace.load(ordering: .relaxed))
+    }
+}
+
+extension KeelConnection {
+    /// Why a connect failed, in words a user acts on: the system's reason, and for the two
+    /// usual cases what it means (no socket file: keeld is not running there; refused: a socket
+    /// file nobody listens on, left by a keeld that stopped).
+    static func connectFailure(_ error: any Error) -> String {
+        guard let error = error as? IOError else { return "\(error)" }
+        let reason = String(cString: strerror(error.errnoCode))
+        switch error.errnoCode {
+        case ENOENT: return "\(reason) (no socket there: is keeld running, with this socketPath?)"
+        case ECONNREFUSED: return "\(reason) (nothing listens on the socket: keeld has stopped)"
+        default: return "\(reason) (errno \(error.errnoCode))"
+        }
     }
 }
