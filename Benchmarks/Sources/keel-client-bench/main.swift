@@ -67,7 +67,8 @@ struct Settings: Sendable {
             case "--seconds": seconds = value(flag, "a positive number of seconds") { Double($0).flatMap { $0 > 0 ? $0 : nil } }
             case "--rounds": rounds = value(flag, "a positive whole number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
             case "--objects": objects = value(flag, "a positive whole number") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
-            case "--only": only = value(flag, "a workload (raw-N, client-N or loop-N)") { $0 }
+            case "--only":
+                only = value(flag, "a workload: raw-N, client-N or loop-N, N from 1") { Self.workload($0) == nil ? nil : $0 }
             case "--daemon-pid": daemonPID = value(flag, "a process ID") { Int32($0) }
             case "--coalesce-micros":
                 options.coalesceMicros = value(flag, "a number of microseconds or off") { text -> Int?? in
@@ -78,6 +79,13 @@ struct Settings: Sendable {
             }
         }
         guard !socketPath.isEmpty else { Self.fail("--socket PATH is required") }
+    }
+
+    /// A workload's name read: `raw`, `client` or `loop`, and its calls in flight; nil when it names none.
+    static func workload(_ name: String) -> (kind: Substring, depth: Int)? {
+        let parts = name.split(separator: "-")
+        guard parts.count == 2, ["raw", "client", "loop"].contains(parts[0]), let depth = Int(parts[1]), depth > 0 else { return nil }
+        return (parts[0], depth)
     }
 
     /// Says what is wrong and how to call this, and exits with 2.
@@ -187,7 +195,8 @@ let connection: KeelConnection
 do {
     connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench", options: settings.options)
 } catch {
-    FileHandle.standardError.write(Data("keel-client-bench: \(error)\n".utf8))
+    // The code and message (the message has the system's reason; `cause` would repeat it).
+    FileHandle.standardError.write(Data("keel-client-bench: \(error.code): \(error.message)\n".utf8))
     exit(1)
 }
 // The objects to read: `objects` companies, inserted once.
@@ -223,9 +232,8 @@ func parseMicros() async throws -> Double {
 /// One workload by name: `raw-N`, `client-N` (N tasks on the cooperative pool) or `loop-N`
 /// (N tasks on the connection's event loop).
 func run(_ name: String) async throws -> Sample {
-    let parts = name.split(separator: "-")
-    guard parts.count == 2, let depth = Int(parts[1]) else { throw KeeldError("no workload \(name)") }
-    switch parts[0] {
+    guard let (kind, depth) = Settings.workload(name) else { throw KeeldError("no workload \(name)") }
+    switch kind {
     case "raw": return try await bench.rate { try bench.raw(depth: depth) }
     case "client": return try await bench.rate { try await bench.client(tasks: depth) }
     case "loop": return try await bench.rate { try await bench.client(tasks: depth, onLoop: true) }

@@ -242,7 +242,7 @@ extension KeelConnection {
     /// file nobody listens on, left by a keeld that stopped).
     static func connectFailure(_ error: any Error) -> String {
         guard let error = error as? IOError else { return "\(error)" }
-        let reason = String(cString: strerror(error.errnoCode))
+        let reason = FileSystemSupport.errnoText(error.errnoCode)
         switch error.errnoCode {
         case ENOENT: return "\(reason) (no socket there: is keeld running, with this socketPath?)"
         case ECONNREFUSED: return "\(reason) (nothing listens on the socket: keeld has stopped)"
