@@ -202,7 +202,10 @@ let package = Package(
         // The client against a live keeld: the connection, streams, deadlines, the remote context.
         .testTarget(
             name: "KeelClientTests",
-            dependencies: ["KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport", "KeelSampleModel"],
+            dependencies: [
+                "KeelClient", "KeelModel", "KeelProtocol", "KeelTestSupport", "KeelSampleModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
     ]

@@ -1,9 +1,11 @@
 // Connecting, HELLO and MODEL, errors as KeelError, and many calls from many tasks on one
 // connection.
 
-import KeelClient
+import Glibc
+@testable import KeelClient
 import KeelModel
 import KeelTestSupport
+import NIOCore
 import Synchronization
 import Testing
 
@@ -56,6 +58,16 @@ struct ConnectionTests {
         let connection = try await waiting.value
         try await connection.ping()
         await connection.close()
+    }
+
+    @Test("a socket error is said in the system's words with its number, not in NIO's text (which names the system call)")
+    func systemReason() {
+        let reset = IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)")
+        #expect(KeelConnection.systemReason(reset) == "Connection reset by peer (errno 104)")
+        #expect(KeelConnection.connectFailure(IOError(errnoCode: EACCES, reason: "connect(descriptor:addr:size:)")) == "Permission denied (errno 13)")
+        #expect(KeelConnection.connectFailure(IOError(errnoCode: ENOENT, reason: "connect(descriptor:addr:size:)"))
+            == "No such file or directory (no socket there: is keeld running, with this socketPath?)")
+        #expect(KeelConnection.systemReason(KeelError(.io, "x")) == "IO: x")
     }
 
     @Test("every ERR arrives as a KeelError with the daemon's code, message and details")

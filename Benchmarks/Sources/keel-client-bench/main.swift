@@ -190,103 +190,121 @@ func daemonCPUSeconds(_ pid: Int32) -> Double {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+/// Ends the bench with one line of error and exit 1: a `KeelError` as its code and message (the
+/// message has the system's reason; `cause` would repeat it in NIO's words), anything else as it
+/// describes itself.
+func fail(_ error: any Error) -> Never {
+    let text = (error as? KeelError).map { "\($0.code): \($0.message)" } ?? "\(error)"
+    FileHandle.standardError.write(Data("keel-client-bench: \(text)\n".utf8))
+    exit(1)
+}
+
 let settings = Settings(Array(CommandLine.arguments.dropFirst()))
 let connection: KeelConnection
 do {
     connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench", options: settings.options)
 } catch {
-    // The code and message (the message has the system's reason; `cause` would repeat it).
-    FileHandle.standardError.write(Data("keel-client-bench: \(error.code): \(error.message)\n".utf8))
-    exit(1)
-}
-// The objects to read: `objects` companies, inserted once.
-func companyIDs() async throws -> [String] {
-    try await connection.rows("FETCH", ["entity": "Company", "result": "ids", "limit": .int(Int64(settings.objects))]).collect().compactMap { $0["$id"]?.stringValue }
-}
-var ids = try await companyIDs()
-if ids.count < settings.objects {
-    _ = try await connection.batchInsert(entity: "Company", objects: (ids.count..<settings.objects).map { ["name": .string("bench-\($0)")] })
-    // The main context still reads the snapshot of its first fetch: take a new one.
-    _ = try await connection.request("REFRESH")
-    ids = try await companyIDs()
-}
-guard !ids.isEmpty else { throw KeeldError("no Company objects to read") }
-let bench = Bench(
-    settings: settings, connection: connection, lines: ids.map { Array("t GET {\"$id\":\"\($0)\"}\n".utf8) },
-    requests: ids.map { ["$id": .string($0)] })
-
-/// CPU time to parse one GET reply's JSON (the part of a call that a raw client counting
-/// lines does not do), averaged over many parses of a reply this daemon sent.
-func parseMicros() async throws -> Double {
-    var line = ""
-    for try await row in connection.rows("FETCH", ["entity": "Company", "limit": 1]) { row.write(to: &line) }
-    let bytes = Array(line.utf8)
-    let count = 100_000
-    let start = processCPU()
-    var keys = 0
-    for _ in 0..<count { keys += try JSON.parse(bytes).objectValue?.count ?? 0 }
-    precondition(keys > 0)
-    return (processCPU() - start) / Double(count) * 1e6
+    fail(error)
 }
 
-/// One workload by name: `raw-N`, `client-N` (N tasks on the cooperative pool) or `loop-N`
-/// (N tasks on the connection's event loop).
-func run(_ name: String) async throws -> Sample {
-    guard let (kind, depth) = Settings.workload(name) else { throw KeeldError("no workload \(name)") }
-    switch kind {
-    case "raw": return try await bench.rate { try bench.raw(depth: depth) }
-    case "client": return try await bench.rate { try await bench.client(tasks: depth) }
-    case "loop": return try await bench.rate { try await bench.client(tasks: depth, onLoop: true) }
-    default: throw KeeldError("no workload \(name)")
+/// The workloads and their report, after connecting (a failure — keeld gone in the middle of a run, an
+/// unexpected reply — ends the bench with one line of error and exit 1, not a crash at the top level).
+func measure() async throws {
+    // The objects to read: `objects` companies, inserted once.
+    func companyIDs() async throws -> [String] {
+        try await connection.rows("FETCH", ["entity": "Company", "result": "ids", "limit": .int(Int64(settings.objects))]).collect().compactMap { $0["$id"]?.stringValue }
     }
-}
+    var ids = try await companyIDs()
+    if ids.count < settings.objects {
+        _ = try await connection.batchInsert(entity: "Company", objects: (ids.count..<settings.objects).map { ["name": .string("bench-\($0)")] })
+        // The main context still reads the snapshot of its first fetch: take a new one.
+        _ = try await connection.request("REFRESH")
+        ids = try await companyIDs()
+    }
+    guard !ids.isEmpty else { throw KeeldError("no Company objects to read") }
+    let bench = Bench(
+        settings: settings, connection: connection, lines: ids.map { Array("t GET {\"$id\":\"\($0)\"}\n".utf8) },
+        requests: ids.map { ["$id": .string($0)] })
 
-if let only = settings.only {
-    let sample = try await run(only)
-    print(String(format: "%@: %.0f /s, client %.1f µs CPU/call", only, sample.rate, sample.clientMicros)
-        + (sample.daemonMicros.map { String(format: ", keeld %.1f µs CPU/call", $0) } ?? ""))
-    await connection.close()
-    exit(0)
-}
+    /// CPU time to parse one GET reply's JSON (the part of a call that a raw client counting
+    /// lines does not do), averaged over many parses of a reply this daemon sent.
+    func parseMicros() async throws -> Double {
+        var line = ""
+        for try await row in connection.rows("FETCH", ["entity": "Company", "limit": 1]) { row.write(to: &line) }
+        let bytes = Array(line.utf8)
+        let count = 100_000
+        let start = processCPU()
+        var keys = 0
+        for _ in 0..<count { keys += try JSON.parse(bytes).objectValue?.count ?? 0 }
+        precondition(keys > 0)
+        return (processCPU() - start) / Double(count) * 1e6
+    }
 
-let parse = try await parseMicros()
-let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
-let coalesce = connection.hello.coalesceMicros.map { "coalesceMicros \($0)" } ?? "coalesceMicros off"
-print("keel-client-bench: GET by ID, \(coalesce), \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
-print("workload".padding(toLength: 50, withPad: " ", startingAt: 0) + " calls/s   vs raw   overhead   paired   client CPU/call   keeld CPU/call")
-for depth in [1, 16] {
-    let names = ["raw-\(depth)", "client-\(depth)", "loop-\(depth)"]
-    var samples: [String: [Sample]] = [:]
-    for round in 0..<settings.rounds {
-        // Rotate which goes first, so drift in the machine's load hits all alike.
-        for i in 0..<names.count {
-            let name = names[(i + round) % names.count]
-            samples[name, default: []].append(try await run(name))
+    /// One workload by name: `raw-N`, `client-N` (N tasks on the cooperative pool) or `loop-N`
+    /// (N tasks on the connection's event loop).
+    func run(_ name: String) async throws -> Sample {
+        guard let (kind, depth) = Settings.workload(name) else { throw KeeldError("no workload \(name)") }
+        switch kind {
+        case "raw": return try await bench.rate { try bench.raw(depth: depth) }
+        case "client": return try await bench.rate { try await bench.client(tasks: depth) }
+        case "loop": return try await bench.rate { try await bench.client(tasks: depth, onLoop: true) }
+        default: throw KeeldError("no workload \(name)")
         }
     }
-    /// The median round by rate.
-    func middle(_ name: String) -> Sample {
-        let sorted = (samples[name] ?? []).sorted { $0.rate < $1.rate }
-        return sorted[sorted.count / 2]
+
+    if let only = settings.only {
+        let sample = try await run(only)
+        print(String(format: "%@: %.0f /s, client %.1f µs CPU/call", only, sample.rate, sample.clientMicros)
+            + (sample.daemonMicros.map { String(format: ", keeld %.1f µs CPU/call", $0) } ?? ""))
+        await connection.close()
+        return
     }
-    let raw = middle(names[0]).rate
-    /// The median over rounds of each round's own overhead (raw lines and this workload run in
-    /// the same round, seconds apart, so a change in the machine's speed between rounds cancels
-    /// out; the `overhead` column sets the median rounds of each against each other).
-    func paired(_ name: String) -> Double {
-        let pairs = zip(samples[names[0]] ?? [], samples[name] ?? []).map { raw, sample in raw.rate / sample.rate - 1 }
-        return pairs.isEmpty ? 0 : median(pairs)
+
+    let parse = try await parseMicros()
+    let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+    let coalesce = connection.hello.coalesceMicros.map { "coalesceMicros \($0)" } ?? "coalesceMicros off"
+    print("keel-client-bench: GET by ID, \(coalesce), \(ids.count) objects, \(settings.rounds) rounds × \(settings.seconds) s, median round; \(ProcessInfo.processInfo.activeProcessorCount) CPUs, load \(load)")
+    print("workload".padding(toLength: 50, withPad: " ", startingAt: 0) + " calls/s   vs raw   overhead   paired   client CPU/call   keeld CPU/call")
+    for depth in [1, 16] {
+        let names = ["raw-\(depth)", "client-\(depth)", "loop-\(depth)"]
+        var samples: [String: [Sample]] = [:]
+        for round in 0..<settings.rounds {
+            // Rotate which goes first, so drift in the machine's load hits all alike.
+            for i in 0..<names.count {
+                let name = names[(i + round) % names.count]
+                samples[name, default: []].append(try await run(name))
+            }
+        }
+        /// The median round by rate.
+        func middle(_ name: String) -> Sample {
+            let sorted = (samples[name] ?? []).sorted { $0.rate < $1.rate }
+            return sorted[sorted.count / 2]
+        }
+        let raw = middle(names[0]).rate
+        /// The median over rounds of each round's own overhead (raw lines and this workload run in
+        /// the same round, seconds apart, so a change in the machine's speed between rounds cancels
+        /// out; the `overhead` column sets the median rounds of each against each other).
+        func paired(_ name: String) -> Double {
+            let pairs = zip(samples[names[0]] ?? [], samples[name] ?? []).map { raw, sample in raw.rate / sample.rate - 1 }
+            return pairs.isEmpty ? 0 : median(pairs)
+        }
+        for (name, label) in zip(names, ["raw lines", "KeelConnection, tasks on the pool", "KeelConnection, tasks on its event loop"]) {
+            let sample = middle(name)
+            let row = "\(label), \(depth) in flight".padding(toLength: 50, withPad: " ", startingAt: 0)
+            print(
+                row
+                    + String(
+                        format: "%8.0f   %6.2f   %+6.1f%%  %+6.1f%%   %9.1f µs", sample.rate, sample.rate / raw, (raw / sample.rate - 1) * 100,
+                        paired(name) * 100, sample.clientMicros)
+                    + (sample.daemonMicros.map { String(format: "      %9.1f µs", $0) } ?? ""))
+        }
     }
-    for (name, label) in zip(names, ["raw lines", "KeelConnection, tasks on the pool", "KeelConnection, tasks on its event loop"]) {
-        let sample = middle(name)
-        let row = "\(label), \(depth) in flight".padding(toLength: 50, withPad: " ", startingAt: 0)
-        print(
-            row
-                + String(
-                    format: "%8.0f   %6.2f   %+6.1f%%  %+6.1f%%   %9.1f µs", sample.rate, sample.rate / raw, (raw / sample.rate - 1) * 100,
-                    paired(name) * 100, sample.clientMicros)
-                + (sample.daemonMicros.map { String(format: "      %9.1f µs", $0) } ?? ""))
-    }
+    print(String(format: "JSON parse of one GET reply (done by the client, not by raw lines): %.1f µs CPU", parse))
+    await connection.close()
 }
-print(String(format: "JSON parse of one GET reply (done by the client, not by raw lines): %.1f µs CPU", parse))
-await connection.close()
+
+do {
+    try await measure()
+} catch {
+    fail(error)
+}

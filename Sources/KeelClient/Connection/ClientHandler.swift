@@ -71,7 +71,9 @@ final class ClientHandler: ChannelDuplexHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         core.logger.debug("connection error", metadata: ["conn.socket": "\(core.socketPath)", "error": "\(error)"])
         closed = true
-        core.fail(KeelError(.disconnected, "the connection to keeld at \(core.socketPath) failed: \(error)"))
+        core.fail(KeelError(
+            .disconnected,
+            "the connection to keeld at \(core.socketPath) failed: \(KeelConnection.systemReason(error)); contexts opened on it and their unsaved changes are gone — connect again"))
         context.close(promise: nil)
     }
 

@@ -246,7 +246,15 @@ extension KeelConnection {
         switch error.errnoCode {
         case ENOENT: return "\(reason) (no socket there: is keeld running, with this socketPath?)"
         case ECONNREFUSED: return "\(reason) (nothing listens on the socket: keeld has stopped)"
-        default: return "\(reason) (errno \(error.errnoCode))"
+        default: return systemReason(error)
         }
+    }
+
+    /// A socket error in the system's words and its number ("Connection reset by peer (errno
+    /// 104)"), not NIO's text, which names the system call and repeats the reason; any other
+    /// error as it describes itself.
+    static func systemReason(_ error: any Error) -> String {
+        guard let error = error as? IOError else { return "\(error)" }
+        return "\(FileSystemSupport.errnoText(error.errnoCode)) (errno \(error.errnoCode))"
     }
 }
