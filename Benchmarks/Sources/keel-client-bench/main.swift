@@ -193,7 +193,7 @@ func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 /// Ends the bench with one line of error and exit 1: a `KeelError` as its code and message (the
 /// message has the system's reason; `cause` would repeat it in NIO's words), anything else as it
 /// describes itself.
-func fail(_ error: any Error) -> Never {
+func exitAfter(_ error: any Error) -> Never {
     let text = (error as? KeelError).map { "\($0.code): \($0.message)" } ?? "\(error)"
     FileHandle.standardError.write(Data("keel-client-bench: \(text)\n".utf8))
     exit(1)
@@ -204,7 +204,7 @@ let connection: KeelConnection
 do {
     connection = try await KeelConnection.connect(socketPath: settings.socketPath, clientName: "keel-client-bench", options: settings.options)
 } catch {
-    fail(error)
+    exitAfter(error)
 }
 
 /// The workloads and their report, after connecting (a failure — keeld gone in the middle of a run, an
@@ -306,5 +306,5 @@ func measure() async throws {
 do {
     try await measure()
 } catch {
-    fail(error)
+    exitAfter(error)
 }

@@ -241,12 +241,10 @@ extension KeelConnection {
     /// usual cases what it means (no socket file: keeld is not running there; refused: a socket
     /// file nobody listens on, left by a keeld that stopped).
     static func connectFailure(_ error: any Error) -> String {
-        guard let error = error as? IOError else { return "\(error)" }
-        let reason = FileSystemSupport.errnoText(error.errnoCode)
-        switch error.errnoCode {
-        case ENOENT: return "\(reason) (no socket there: is keeld running, with this socketPath?)"
-        case ECONNREFUSED: return "\(reason) (nothing listens on the socket: keeld has stopped)"
-        default: return systemReason(error)
+        switch (error as? IOError)?.errnoCode {
+        case ENOENT?: "\(FileSystemSupport.errnoText(ENOENT)) (no socket there: is keeld running, with this socketPath?)"
+        case ECONNREFUSED?: "\(FileSystemSupport.errnoText(ECONNREFUSED)) (nothing listens on the socket: keeld has stopped)"
+        default: systemReason(error)
         }
     }
 
