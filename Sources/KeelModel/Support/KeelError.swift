@@ -56,7 +56,13 @@ public struct KeelError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "\(code): \(message)"
         if let details { text += " \(details.serialized())" }
-        if let cause { text += " (cause: \(cause))" }
+        switch cause {
+        case nil: break
+        case let storage as StorageError where storage.message == message:
+            // An engine error read as this one (`init(_: StorageError)`): its message is ours.
+            text += storage.whereabouts
+        case let cause?: text += " (cause: \(cause))"
+        }
         return text
     }
 

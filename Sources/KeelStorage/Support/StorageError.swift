@@ -62,7 +62,14 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        var s = "\(code.rawValue): \(message)"
+        "\(code.rawValue): \(message)" + whereabouts
+    }
+
+    /// What the description says after the code and message: the page, log position and file
+    /// the fault concerns and its cause, each when there is one (an error that wraps this one
+    /// and repeats its message adds just this).
+    public var whereabouts: String {
+        var s = ""
         if let page { s += " (\(page))" }
         if let logPosition { s += " (\(logPosition))" }
         if let path { s += " [\(path)]" }
