@@ -27,6 +27,11 @@ final class GroupCommit: @unchecked Sendable {
     /// Guarded by `lock`: the last frame sequence appended, and the last one known durable.
     private var appended: UInt64 = 0
     private var synced: UInt64 = 0
+    /// Guarded by `lock`: the transaction of the last frame appended, and the last transaction an
+    /// fdatasync has really made durable (not advanced by `markDurableWithoutSync`): what new
+    /// frames record as their durable lag (LogFormat.swift).
+    private var appendedTransaction: TransactionID
+    private var fsyncedTransaction: TransactionID
     /// A leader is syncing, or has been chosen to (woken with `.lead`).
     private var syncing = false
     private var failure: StorageError?
@@ -57,21 +62,34 @@ final class GroupCommit: @unchecked Sendable {
 
     /// `syncLog` makes every appended frame durable; `publish` makes a durable sequence visible to
     /// new readers (called with the lock held, in increasing order).
+    /// `durableTransaction`: a transaction known durable at open (the log's base: the page file
+    /// holds it; the frames recovered after it are not known to have been synced).
     init(
-        durableUpTo start: FrameSequence, syncLog: @escaping @Sendable () throws(StorageError) -> Void,
+        durableUpTo start: FrameSequence, durableTransaction: TransactionID,
+        syncLog: @escaping @Sendable () throws(StorageError) -> Void,
         publish: @escaping @Sendable (FrameSequence) -> Void
     ) {
         appended = start.rawValue
         synced = start.rawValue
+        appendedTransaction = durableTransaction
+        fsyncedTransaction = durableTransaction
         self.syncLog = syncLog
         self.publish = publish
     }
 
     /// Called under the writer lock after a commit's frames are written.
-    func noteAppended(_ sequence: FrameSequence) {
+    func noteAppended(_ sequence: FrameSequence, transaction: TransactionID) {
         lock.lock()
         appended = max(appended, sequence.rawValue)
+        if transaction > appendedTransaction { appendedTransaction = transaction }
         lock.unlock()
+    }
+
+    /// The last transaction an fdatasync of the log has made durable.
+    var durableTransaction: TransactionID {
+        lock.lock()
+        defer { lock.unlock() }
+        return fsyncedTransaction
     }
 
     /// How many fdatasyncs committers have issued.
@@ -140,6 +158,7 @@ final class GroupCommit: @unchecked Sendable {
     private func lead(until target: UInt64) throws(StorageError) {
         while true {
             let upTo = appended
+            let upToTransaction = appendedTransaction
             lock.unlock()
             var syncError: StorageError?
             do throws(StorageError) {
@@ -156,6 +175,7 @@ final class GroupCommit: @unchecked Sendable {
             }
             if syncError == nil {
                 synced = max(synced, upTo)
+                if upToTransaction > fsyncedTransaction { fsyncedTransaction = upToTransaction }
                 publish(FrameSequence(synced))
             }
             var woken = takeCovered()

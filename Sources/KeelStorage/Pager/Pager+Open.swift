@@ -63,8 +63,22 @@ extension Pager {
         }
         var logOpened = false
         defer { if !logOpened { try? logFile.close() } }
-        let scan = try LogScanner.scan(logFile, pageSize: pageSize)
+        let scan = try LogScanner.scan(logFile, pageSize: pageSize, salvage: options.salvageLog)
+        // Every page a committed transaction names exists in the page file or in the log: a
+        // page count past both is damage (and would size the page table by it).
+        if let count = scan.pageCountAfterLastCommit, UInt64(count) > fileSize / UInt64(pageSize) + UInt64(scan.frames.count) {
+            throw StorageError(
+                .corrupt,
+                "the log's last transaction gives the store \(count) pages, more than the page file (\(fileSize / UInt64(pageSize))) and the log (\(scan.frames.count) frames) hold",
+                logPosition: scan.end, path: logPath)
+        }
         if let partialPage, !scan.frames.contains(where: { $0.page == partialPage }) { throw partialPageError() }
+        if scan.damage != nil, !options.readOnly {
+            // Salvaged: the frames past the damage go before anything is written, or a commit
+            // made now would end where they begin and the next open would find them again.
+            try logFile.truncate(to: scan.end.rawValue)
+            try logFile.sync()
+        }
 
         var header: LogFormat.Header
         if let h = scan.header {
@@ -113,10 +127,14 @@ extension Pager {
         let writer = WriterState(lastTransaction: lastTransaction, sequence: lastSequence, meta: meta0)
         let pager = Pager(
             options: options, path: path, logPath: logPath, pageFile: pageFile, log: log, writer: writer, state: state,
-            logger: logger)
+            logDamage: scan.damage, logger: logger)
         opened = true
         logOpened = true
-        if !scan.frames.isEmpty {
+        if let damage = scan.damage {
+            logger.warning(
+                "salvaged a damaged log: the transactions after the damage are lost",
+                metadata: ["store.path": "\(path)", "log.damage": "\(damage.message)"])
+        } else if !scan.frames.isEmpty {
             logger.info(
                 "recovered the log", metadata: ["store.path": "\(path)", "log.frames": "\(scan.frames.count)", "log.stop": "\(scan.stopReason)"])
         }

@@ -70,11 +70,14 @@ final class Pager: @unchecked Sendable {
     let checkpointRetryBytes = Atomic<UInt64>(0)
     /// Runs the automatic checkpoint off the committing thread (`options.checkpointInBackground`).
     let backgroundCheckpointer = BackgroundCheckpointer()
+    /// The damage a salvaging open (`StoreOptions.salvageLog`) stopped recovery at.
+    let logDamage: LogDamage?
 
     init(
         options: StoreOptions, path: String, logPath: String, pageFile: any StorageFile, log: WriteAheadLog,
-        writer: WriterState, state: sending PagerState, logger: Logger
+        writer: WriterState, state: sending PagerState, logDamage: LogDamage? = nil, logger: Logger
     ) {
+        self.logDamage = logDamage
         self.options = options
         self.path = path
         self.logPath = logPath
@@ -88,7 +91,7 @@ final class Pager: @unchecked Sendable {
         self.logFrameBytes = Atomic(log.frameBytes)
         let theLog = log
         groupCommit = GroupCommit(
-            durableUpTo: writer.sequence,
+            durableUpTo: writer.sequence, durableTransaction: log.header.baseTransaction,
             syncLog: { () throws(StorageError) in try theLog.sync() },
             publish: { seq in stateLock.withLock { Pager.publish(&$0, upTo: seq) } })
     }
@@ -260,7 +263,9 @@ final class Pager: @unchecked Sendable {
         // The log stamps each page with the transaction and seals it just before its frame goes
         // into the chunk being written, so the kernel's copy reads it from the cache the checksum
         // just brought it into (a commit of tens of MiB sealed up front left every page cold).
-        let refs = try log.append(list, transaction: transaction, pageCountAfterCommit: pages.meta.pageCount)
+        let refs = try log.append(
+            list, transaction: transaction, pageCountAfterCommit: pages.meta.pageCount,
+            durableThrough: groupCommit.durableTransaction)
         guard let last = refs.last?.0 else { return nil }
         state.withLock { s in
             for (i, (seq, ref)) in refs.enumerated() {
@@ -274,7 +279,7 @@ final class Pager: @unchecked Sendable {
         w.sequence = last
         w.meta = pages.meta
         logFrameBytes.store(log.frameBytes, ordering: .relaxed)
-        groupCommit.noteAppended(last)
+        groupCommit.noteAppended(last, transaction: transaction)
         if options.syncMode != .full { groupCommit.markDurableWithoutSync(last) }
         return last
     }

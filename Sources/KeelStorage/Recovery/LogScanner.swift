@@ -12,8 +12,23 @@
 //   has a foreign salt, an impossible length, a transaction ID other than the expected one, or a
 //   chained checksum that does not match. Frames after the last valid commit frame are ignored:
 //   a partial transaction is never applied.
+// - Damage, not a torn tail: when the scan stops before the end of the file, the rest is searched
+//   for frames of this generation whose chain holds (a frame whose checksum, chained from the
+//   stored checksum of the frame before it, matches). If one records (its durable lag,
+//   LogFormat.swift) that a transaction after the last one recovered had been fdatasynced before
+//   it was written, the bytes the scan stopped at had been durable and were damaged since: the
+//   open fails with CORRUPT naming the log offset, rather than drop commits that were
+//   acknowledged (SQLite and PostgreSQL end their logs at the first bad frame, whatever follows).
+//   Otherwise the stop is in bytes no fdatasync had covered when anything after them was
+//   written — a torn write of commits never acknowledged (a power cut may keep a later sector
+//   and lose an earlier one) — and recovery ends there. `salvage` (StoreOptions.salvageLog, for
+//   `keelctl salvage`) ends there in both cases and reports the damage.
+// - A committed frame naming a page at or beyond its transaction's page count is damage (its
+//   chain holds, so it is not torn): CORRUPT.
 // - An I/O error while reading fails the open: skipping data we could not read would silently
 //   lose acknowledged commits.
+
+import Glibc
 
 /// A committed frame found by the scan.
 struct RecoveredFrame {
@@ -35,10 +50,31 @@ struct LogScanResult {
     var pageCountAfterLastCommit: UInt32?
     /// Why the scan stopped where it did (for logs and tests).
     var stopReason: String
+    /// With `salvage`: the damage recovery stopped at (durable transactions were dropped); nil
+    /// when the scan ended at the log's end or at a torn tail.
+    var damage: LogDamage?
+}
+
+/// Damage in the middle of a log: where the scan stopped, and the frame past it that proves the
+/// bytes there had been durable.
+struct LogDamage: Equatable {
+    /// Where the scan stopped, and why.
+    var position: LogPosition
+    var reason: String
+    /// The last transaction recovered before the damage.
+    var lastRecovered: TransactionID
+    /// A frame past the damage whose chain holds, and the transaction it records as durable.
+    var witness: LogPosition
+    var durableThrough: TransactionID
+
+    var message: String {
+        "the log is damaged at offset \(position.rawValue) (\(reason)): the frame at offset \(witness.rawValue) was written after an fdatasync had made transactions through \(durableThrough.rawValue) durable, but only those through \(lastRecovered.rawValue) can be read"
+    }
 }
 
 enum LogScanner {
-    static func scan(_ file: any StorageFile, pageSize: Int) throws(StorageError) -> LogScanResult {
+    /// Scans the log; `salvage`: damage ends recovery (reported in the result) instead of failing it.
+    static func scan(_ file: any StorageFile, pageSize: Int, salvage: Bool = false) throws(StorageError) -> LogScanResult {
         let size = try file.size()
         var headerBytes = [UInt8](repeating: 0, count: LogFormat.headerSize)
         let got = try headerBytes.withMutableBytes { (b) throws(StorageError) in try file.read(into: b, at: 0) }
@@ -134,6 +170,14 @@ enum LogScanner {
             position = payloadEnd
             sequence = FrameSequence(sequence.rawValue + 1)
             if frameHead.flags.contains(.commit) {
+                // Pages only grow in number (a store never shrinks in place): every page of the
+                // transaction is below its page count.
+                if let beyond = pending.first(where: { $0.page.rawValue >= frameHead.pageCountAfterCommit }) {
+                    throw StorageError(
+                        .corrupt,
+                        "the log's transaction \(frameHead.transaction.rawValue) writes page \(beyond.page.rawValue) beyond its page count \(frameHead.pageCountAfterCommit)",
+                        page: beyond.page, logPosition: beyond.reference.offset, path: file.path)
+                }
                 committed.append(contentsOf: pending)
                 pending.removeAll(keepingCapacity: true)
                 commitEnd = position
@@ -144,10 +188,129 @@ enum LogScanner {
                 expectedTransaction = frameHead.transaction.next
             }
         }
+        var damage: LogDamage?
+        if position < size,
+            let (witness, durable) = try durableFrame(
+                in: file, size: size, from: position, chain: chain, after: lastTransaction, salt: header.salt, pageSize: pageSize)
+        {
+            let found = LogDamage(
+                position: LogPosition(position), reason: stopReason, lastRecovered: lastTransaction, witness: LogPosition(witness),
+                durableThrough: durable)
+            guard salvage else {
+                throw StorageError(
+                    .corrupt,
+                    "\(found.message); committed transactions would be lost, so the store is not opened. Restore from a backup, or run `keelctl salvage` to keep the transactions before the damage",
+                    logPosition: LogPosition(position), path: file.path)
+            }
+            damage = found
+        }
         return LogScanResult(
             header: header, frames: committed, end: LogPosition(commitEnd), lastChecksum: commitChain,
             nextSequence: commitSequence, lastTransaction: lastTransaction, pageCountAfterLastCommit: pageCount,
-            stopReason: stopReason)
+            stopReason: stopReason, damage: damage)
+    }
+
+    /// Past `start`, where a scan stopped with `last` the last transaction recovered and `chain`
+    /// the checksum of the last frame it trusted: the first frame of this generation (salt
+    /// `salt`) whose chain holds and which records that a transaction after `last` was durable
+    /// before it was written — its offset and that transaction — or nil when there is none.
+    /// Candidates are found by their salt (at offset 24 of a frame header), in order; one is taken
+    /// as a frame when its checksum matches chained from the stored checksum of one of the few
+    /// candidates before it (or from `chain`, or from the checksum field at `start`), so a
+    /// damaged length or salt in the frame at the stop does not hide the frames after it. A
+    /// frame taken is followed by the frames after it while their chain holds.
+    static func durableFrame(
+        in file: any StorageFile, size: UInt64, from start: UInt64, chain: UInt32, after last: TransactionID, salt: UInt32,
+        pageSize: Int
+    ) throws(StorageError) -> (UInt64, TransactionID)? {
+        let head = UInt64(LogFormat.frameHeaderSize)
+        var search = SequentialReader(file: file, size: size)
+        var frames = SequentialReader(file: file, size: size)
+        /// The frame header at `position` (nil past the end of the file).
+        func rawHeader(at position: UInt64) throws(StorageError) -> LogFormat.FrameHeader? {
+            guard position + head <= size else { return nil }
+            return try frames.bytes(at: position, count: LogFormat.frameHeaderSize).withUnsafeBytes { LogFormat.FrameHeader.decode($0) }
+        }
+        /// Whether `h`, at `position`, is of this generation with a possible length.
+        func plausible(_ h: LogFormat.FrameHeader, at position: UInt64) -> Bool {
+            h.salt == salt && h.storedLength > 0 && Int(h.storedLength) <= pageSize && h.flags.rawValue & ~UInt16(3) == 0
+                && (h.flags.contains(.compressed) || Int(h.storedLength) == pageSize) && position + head + UInt64(h.storedLength) <= size
+        }
+        /// Whether the frame `h` at `position` checks out chained from `previous`.
+        func holds(_ h: LogFormat.FrameHeader, at position: UInt64, after previous: UInt32) throws(StorageError) -> Bool {
+            let headBytes = try frames.bytes(at: position, count: LogFormat.frameHeaderSize)
+            let payload = try frames.bytes(at: position + head, count: Int(h.storedLength))
+            let crc = headBytes.withUnsafeBytes { hb in
+                payload.withUnsafeBytes { p in
+                    LogFormat.frameChecksum(previous: previous, headerFields: hb, offset: LogPosition(position), payload: p)
+                }
+            }
+            return crc == h.checksum
+        }
+        // Stored checksums a frame found next may be chained from: the last trusted frame's, the
+        // (maybe damaged) frame's at the stop, then each candidate's (the last few).
+        var seeds = [chain]
+        if let atStop = try rawHeader(at: start) { seeds.append(atStop.checksum) }
+        // The salt's bytes as stored (little-endian), and one of them that is not zero, searched
+        // for first (zeros fill the unused end of a preallocated log).
+        let saltBytes = withUnsafeBytes(of: salt.littleEndian) { Array($0) }
+        let probe = saltBytes.firstIndex { $0 != 0 } ?? 0
+        var candidate = start
+        while candidate + head <= size {
+            // The next offset ≥ candidate whose bytes 24..<28 are the salt: searched for in a
+            // window of the file from candidate + 24 (windows overlap by three bytes, so a salt
+            // across two of them is found in the second).
+            let from = candidate + 24
+            let window = Int(min(UInt64(1 << 20), size - from))
+            guard window >= 4 else { break }
+            let chunk = try search.bytes(at: from, count: window)
+            let hit: Int? = chunk.withUnsafeBytes { raw -> Int? in
+                guard let base = raw.baseAddress else { return nil }
+                var offset = probe
+                while offset < raw.count {
+                    guard let found = memchr(base + offset, Int32(saltBytes[probe]), raw.count - offset) else { return nil }
+                    let first = base.distance(to: UnsafeRawPointer(found)) - probe
+                    if first + 4 <= raw.count, (0..<4).allSatisfy({ raw[first + $0] == saltBytes[$0] }) { return first }
+                    offset = first + probe + 1
+                }
+                return nil
+            }
+            guard let hit else {
+                candidate = from + UInt64(window - 3) - 24
+                continue
+            }
+            let position = from + UInt64(hit) - 24
+            candidate = position + 1
+            guard let h = try rawHeader(at: position) else { break }
+            var taken = false
+            if plausible(h, at: position) {
+                for seed in seeds.reversed() where try holds(h, at: position, after: seed) {
+                    taken = true
+                    break
+                }
+            }
+            guard taken else {
+                seeds.append(h.checksum)
+                if seeds.count > 6 { seeds.remove(at: 2) }
+                continue
+            }
+            // A frame of this generation: it and the frames after it while their chain holds.
+            var frame = h
+            var at = position
+            while true {
+                if let durable = frame.durableThrough, durable > last { return (at, durable) }
+                let nextAt = at + head + UInt64(frame.storedLength)
+                guard let next = try rawHeader(at: nextAt), plausible(next, at: nextAt), try holds(next, at: nextAt, after: frame.checksum)
+                else {
+                    seeds = [frame.checksum]
+                    candidate = nextAt
+                    break
+                }
+                frame = next
+                at = nextAt
+            }
+        }
+        return nil
     }
 }
 

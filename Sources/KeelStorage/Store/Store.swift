@@ -44,6 +44,10 @@ public final class Store: Sendable {
         return store
     }
 
+    /// What a salvaging open (`StoreOptions.salvageLog`) dropped: the log's damage, in words
+    /// (where it is, and which transactions were durable past it); nil when nothing was.
+    public var logDamage: String? { current.withLock { $0?.logDamage?.message } }
+
     func pager() throws(StorageError) -> Pager {
         guard let p = current.withLock({ $0 }) else { throw StorageError(.closed, "the store is closed", path: path) }
         return p

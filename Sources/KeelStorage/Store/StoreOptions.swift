@@ -46,6 +46,11 @@ public struct StoreOptions: Sendable {
     public var compressLog = false
     /// Open without writing anything; write transactions throw `.readOnly`.
     public var readOnly = false
+    /// Open a store whose log is damaged in the middle (frames after the damage record that
+    /// later transactions had been made durable, so the open otherwise fails with `CORRUPT`) by
+    /// keeping the transactions before the damage: the ones after it are lost. For `keelctl
+    /// salvage`; `Store.logDamage` says what was dropped. Nothing is dropped from a sound log.
+    public var salvageLog = false
     /// The file layer (the real one by default; tests pass in-memory, fault-injecting and
     /// crash-simulating ones).
     public var fileSystem: any FileSystem = PosixFileSystem()

@@ -22,7 +22,7 @@
 // |--------|------|-----------------------------------------------------------------------|
 // | 0      | 4    | page number                                                           |
 // | 4      | 2    | flags: bit 0 payload is LZ4-compressed, bit 1 commit frame            |
-// | 6      | 2    | reserved (0)                                                          |
+// | 6      | 2    | durable lag: n ≥ 1 — when the frame was written, an fdatasync had made the log durable through transaction (this frame's transaction − n); 0 — not known (a lag over 65535, or a writer before this field) |
 // | 8      | 4    | stored payload length (≤ page size)                                   |
 // | 12     | 4    | commit frames: the store's page count after the transaction; else 0   |
 // | 16     | 8    | transaction ID                                                        |
@@ -35,6 +35,14 @@
 // rejects misplaced frames (Docs/Invariants.md, I3). A payload flagged compressed decompresses to
 // exactly one page with LZ4_decompress_safe (I4). Recovery applies frames only up to the last
 // valid commit frame (I2). The payload is the page image including its own page checksum.
+//
+// Damage or a torn tail: a scan that stops early looks past the stop for frames of this
+// generation whose chain still holds (LogScanner). If one of them records, by its durable lag,
+// that a transaction after the last recovered one had been fdatasynced before it was written,
+// the bytes the scan stopped at were durable: that is damage, and the open fails with CORRUPT
+// instead of dropping acknowledged commits. Otherwise the stop is in bytes no fdatasync had
+// covered — a torn write of unacknowledged commits (a power cut may keep a later sector and lose
+// an earlier one) — and recovery ends there as before (Docs/Decisions/0012-log-damage.md).
 //
 // Fsync order: frames are written, then the log is fdatasynced before a commit is acknowledged
 // (sync mode full, I1). A reset rewrites the header only after every frame was copied into the page
@@ -118,12 +126,28 @@ enum LogFormat {
         var transaction: TransactionID
         var salt: UInt32
         var checksum: UInt32
+        /// The durable lag (see the table above); 0 when not known.
+        var durableLag: UInt16 = 0
+
+        /// The durable lag of a frame of `transaction` written when the log was durable through
+        /// `durable`: 0 (not known) when that is not before `transaction` or too far behind.
+        static func durableLag(of transaction: TransactionID, durableThrough durable: TransactionID) -> UInt16 {
+            guard durable.rawValue < transaction.rawValue else { return 0 }
+            let lag = transaction.rawValue - durable.rawValue
+            return lag <= UInt64(UInt16.max) ? UInt16(lag) : 0
+        }
+
+        /// The transaction this frame says the log was durable through when it was written; nil
+        /// when it does not say.
+        var durableThrough: TransactionID? {
+            durableLag == 0 ? nil : TransactionID(transaction.rawValue - UInt64(durableLag))
+        }
 
         /// Writes the header fields (not the checksum) into `b[0..<28]`.
         func encodeFields(into b: UnsafeMutableRawBufferPointer) {
             b.storeBytes(of: page.rawValue.littleEndian, toByteOffset: 0, as: UInt32.self)
             b.storeBytes(of: flags.rawValue.littleEndian, toByteOffset: 4, as: UInt16.self)
-            b.storeBytes(of: UInt16(0), toByteOffset: 6, as: UInt16.self)
+            b.storeBytes(of: durableLag.littleEndian, toByteOffset: 6, as: UInt16.self)
             b.storeBytes(of: storedLength.littleEndian, toByteOffset: 8, as: UInt32.self)
             b.storeBytes(of: pageCountAfterCommit.littleEndian, toByteOffset: 12, as: UInt32.self)
             b.storeBytes(of: transaction.rawValue.littleEndian, toByteOffset: 16, as: UInt64.self)
@@ -138,7 +162,8 @@ enum LogFormat {
                 pageCountAfterCommit: b.loadUnaligned(fromByteOffset: 12, as: UInt32.self).littleEndian,
                 transaction: TransactionID(b.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian),
                 salt: b.loadUnaligned(fromByteOffset: 24, as: UInt32.self).littleEndian,
-                checksum: b.loadUnaligned(fromByteOffset: 28, as: UInt32.self).littleEndian)
+                checksum: b.loadUnaligned(fromByteOffset: 28, as: UInt32.self).littleEndian,
+                durableLag: b.loadUnaligned(fromByteOffset: 6, as: UInt16.self).littleEndian)
         }
     }
 

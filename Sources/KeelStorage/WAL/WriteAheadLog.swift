@@ -64,8 +64,10 @@ final class WriteAheadLog: @unchecked Sendable {
     /// chunk, so the gathered write that follows copies pages the checksum has just read.
     /// Returns each page's frame reference and sequence number, in order. On a write error the
     /// log's end is unchanged (the frames written so far are dead bytes the chain will reject) and
-    /// the error is thrown: nothing of the transaction is visible.
-    func append(_ pages: [LogPage], transaction: TransactionID, pageCountAfterCommit: UInt32)
+    /// the error is thrown: nothing of the transaction is visible. `durableThrough`: the last
+    /// transaction an fdatasync of this log has made durable, recorded in each frame (its durable
+    /// lag, LogFormat.swift) so that recovery can tell damage from a torn tail.
+    func append(_ pages: [LogPage], transaction: TransactionID, pageCountAfterCommit: UInt32, durableThrough: TransactionID)
         throws(StorageError) -> [(FrameSequence, LogFrameReference)]
     {
         precondition(!pages.isEmpty, "a commit has at least one page")
@@ -82,6 +84,7 @@ final class WriteAheadLog: @unchecked Sendable {
         var chain = lastChecksum
         var position = end.rawValue
         var sequence = nextSequence
+        let durableLag = LogFormat.FrameHeader.durableLag(of: transaction, durableThrough: durableThrough)
         // Where the chunk starts in the file: frames go out in chunks of about `chunkBytes`. A
         // chunk is `out` (frame headers, compressed payloads) interleaved with the uncompressed
         // pages' own buffers, written with one gathered write: a page image is not copied into
@@ -130,7 +133,7 @@ final class WriteAheadLog: @unchecked Sendable {
             let frameHeader = LogFormat.FrameHeader(
                 page: page.number, flags: flags, storedLength: UInt32(stored),
                 pageCountAfterCommit: isCommit ? pageCountAfterCommit : 0, transaction: transaction,
-                salt: header.salt, checksum: 0)
+                salt: header.salt, checksum: 0, durableLag: durableLag)
             // The header goes straight into the chunk, its checksum filled in once computed.
             let headAt = out.count
             out.append(contentsOf: repeatElement(0, count: LogFormat.frameHeaderSize))

@@ -39,7 +39,7 @@ final class HeldLog: Sendable {
         self.syncMicroseconds = syncMicroseconds
         state.withLock { $0.failingSync = failingSync }
         let group = GroupCommit(
-            durableUpTo: FrameSequence(0),
+            durableUpTo: FrameSequence(0), durableTransaction: TransactionID(0),
             syncLog: { [unowned self] () throws(StorageError) in try self.sync() },
             publish: { [unowned self] seq in self.state.withLock { $0.published.append(seq.rawValue) } })
         commit.withLock { $0 = group }
@@ -53,7 +53,8 @@ final class HeldLog: Sendable {
                 s.appended += 1
                 return s.appended
             })
-            group.noteAppended(seq)
+            // One frame per transaction here: transaction n ends at sequence n.
+            group.noteAppended(seq, transaction: TransactionID(seq.rawValue))
             return seq
         }
     }
@@ -125,6 +126,8 @@ struct GroupCommitHandoffTests {
         log.release.signal()
         #expect(leaderDone.wait(timeout: .now() + 60) == .success)
         #expect(leader.text == "durable")
+        // What new frames record as durable (their durable lag) is what a sync really covered.
+        #expect(log.group.durableTransaction == TransactionID(1))
         // One of the three leads the second sync; the other two stay parked until it ends.
         log.waitUntil("the second sync started") { s, _ in s.syncsStarted == 2 }
         #expect(log.group.waitingCommitters == 2)
@@ -135,6 +138,7 @@ struct GroupCommitHandoffTests {
         let s = log.snapshot
         #expect(s.syncsStarted == 2, "one sync for the leader, one for the three that came during it")
         #expect(s.published == [1, 4])
+        #expect(log.group.durableTransaction == TransactionID(4))
         #expect(log.group.syncs == 2)
         #expect(log.group.waitingCommitters == 0)
     }
@@ -176,6 +180,7 @@ struct GroupCommitHandoffTests {
         #expect(leader.text == "failed: READ_ONLY")
         #expect(others.map(\.text) == ["failed: READ_ONLY", "failed: READ_ONLY"])
         #expect(log.group.stopReason?.code == .readOnly)
+        #expect(log.group.durableTransaction == TransactionID(0), "a failed sync makes nothing durable")
         // Later commits fail at once, and the sync is never retried.
         let later = Outcome()
         #expect(Self.committer(log, later).wait(timeout: .now() + 60) == .success)
