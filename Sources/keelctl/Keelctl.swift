@@ -24,7 +24,7 @@ struct Keelctl: AsyncParsableCommand {
             faults were found), 2 bad usage. Docs/Operations.md explains each command.
             """,
         subcommands: [
-            Compact.self, Checkpoint.self, Verify.self, Stats.self, Backup.self, Restore.self, Import.self, Export.self,
+            Compact.self, Checkpoint.self, Verify.self, Salvage.self, Stats.self, Backup.self, Restore.self, Import.self, Export.self,
             ModelCommand.self, Query.self, Codegen.self,
         ])
 

@@ -41,6 +41,9 @@ struct HelpTests {
               verify                  Checks every page checksum, B+tree invariant, index
                                       against its rows, relationship against its inverse
                                       and unique constraint.
+              salvage                 Opens a data folder whose log is damaged, keeping the
+                                      transactions before the damage; prints what was
+                                      dropped.
               stats                   Prints objects per entity, pages used and free, file
                                       and log bytes, and the compression ratio.
               backup                  Writes a consistent copy of every store file into one

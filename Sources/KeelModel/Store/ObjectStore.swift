@@ -107,6 +107,13 @@ public final class ObjectStore: Sendable {
         return ObjectSnapshot(model: model, layout: layout, snapshots: pinned)
     }
 
+    /// What a salvaging open (`options.storage.salvageLog`, for `keelctl salvage`) dropped, by
+    /// store file name (`Default.keel`): where each damaged log was cut, and which durable
+    /// transactions were past the cut. Empty when every log was sound.
+    public var salvagedLogs: [(file: String, damage: String)] {
+        zip(configurations, stores).compactMap { config, store in store.logDamage.map { (config + ".keel", $0) } }
+    }
+
     /// Copies every store's log into its page file.
     public func checkpoint() throws(KeelError) {
         for store in stores { _ = try engine { () throws(StorageError) in try store.checkpoint() } }

@@ -130,7 +130,7 @@ extension Pager {
             logDamage: scan.damage, logger: logger)
         opened = true
         logOpened = true
-        if let damage = scan.damage {
+        if let damage = scan.damage, !options.readOnly {
             logger.warning(
                 "salvaged a damaged log: the transactions after the damage are lost",
                 metadata: ["store.path": "\(path)", "log.damage": "\(damage.message)"])

@@ -19,7 +19,9 @@ final class OfflineFolder: Sendable {
     }
 
     /// Takes the folder of `location`. Unless `creating`, the folder must hold store files.
-    static func acquire(_ location: Location, creating: Bool = false) throws(Failure) -> OfflineFolder {
+    /// `salvage`: a damaged log is cut before the damage (`keelctl salvage`) instead of refused,
+    /// when the folder's model is read and when it is opened.
+    static func acquire(_ location: Location, creating: Bool = false, salvage: Bool = false) throws(Failure) -> OfflineFolder {
         let settings = try location.settings()
         let directory = try location.dataDirectory()
         if !creating, !holdsStores(directory) {
@@ -33,7 +35,8 @@ final class OfflineFolder: Sendable {
         } catch {
             throw Failure(error)
         }
-        let options = ObjectStoreOptions(storage: settings.storeOptions)
+        var options = ObjectStoreOptions(storage: settings.storeOptions)
+        options.storage.salvageLog = salvage
         do throws(Failure) {
             let model = try resolveModel(location, settings: settings, directory: directory, options: options)
             return OfflineFolder(directory: directory, model: model, options: options, lock: lock)
