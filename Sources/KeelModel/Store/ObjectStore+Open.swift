@@ -28,8 +28,28 @@ extension ObjectStore {
         try engine { () throws(StorageError) in try fs.createDirectory(directory) }
         var stores: [Store] = []
         do throws(KeelError) {
-            for config in model.configurations.keys {
-                let path = directory + "/" + config + ".keel"
+            // A folder's store files are made together, the primary (which records the model)
+            // first: one missing beside others was removed or lost, and opening it would make it
+            // anew, empty — its objects silently gone. Only a first open cut short (the primary
+            // records no model yet) may still lack the others.
+            let names = model.configurations.keys.map { $0 + ".keel" }
+            let present = names.map { fs.fileExists(directory + "/" + $0) }
+            let missing = zip(names, present).filter { !$1 }.map(\.0)
+            if !missing.isEmpty, present.contains(true), !present[0] {
+                throw KeelError(
+                    .corrupt,
+                    "the data folder \(directory) holds \(zip(names, present).filter { $1 }.map(\.0).joined(separator: ", ")) but not \(names[0]), the store file that records its model: it was removed or lost. Restore the folder from a backup",
+                    details: ["missing": .array(missing.map { .string($0) })])
+            }
+            for (index, name) in names.enumerated() {
+                if index == 1, !missing.isEmpty, try readMeta(stores[0], MetaKey.modelHash) != nil {
+                    try checkModel(model, primary: stores[0], readOnly: true)  // another model is said first
+                    throw KeelError(
+                        .corrupt,
+                        "the data folder \(directory) lacks \(missing.joined(separator: ", ")): a store file of its model was removed or lost, and opening the folder would make it anew, empty. Restore the folder from a backup",
+                        details: ["missing": .array(missing.map { .string($0) })])
+                }
+                let path = directory + "/" + name
                 stores.append(try engine { () throws(StorageError) in try Store.open(at: path, options: options.storage, logger: logger) })
             }
             try checkModel(model, primary: stores[0], readOnly: options.storage.readOnly)

@@ -11,6 +11,19 @@ extension Pager {
             throw StorageError(.invalidArgument, "page size must be a power of two from 4096 to 65536, not \(options.pageSize)")
         }
         if !fs.fileExists(path) {
+            // A log with frames or a header but no page file: the page file was removed or lost.
+            // A new store made under that log would meet a log of another store (or replay it).
+            if fs.fileExists(logPath) {
+                let log = try fs.open(logPath, options: .readOnly)
+                defer { try? log.close() }
+                var head = [UInt8](repeating: 0, count: LogFormat.headerSize)
+                let got = try head.withMutableBytes { (b) throws(StorageError) in try log.read(into: b, at: 0) }
+                if head[0..<got].contains(where: { $0 != 0 }) {
+                    throw StorageError(
+                        .corrupt, "the store's log is here but its page file is missing: it was removed or lost. Restore it from a backup (or move the log aside to start an empty store)",
+                        path: path)
+                }
+            }
             guard !options.readOnly else {
                 throw StorageError(.io, "no store at this path (opened read-only, so none is created)", path: path)
             }

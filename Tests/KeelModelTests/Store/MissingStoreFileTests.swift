@@ -1,0 +1,84 @@
+// A data folder whose store file was removed or lost is refused, not remade empty: one of the
+// model's store files missing beside the others (its objects would silently be gone), the
+// primary missing beside the others, a log without its page file. A first open cut short before
+// every file was made (the primary records no model yet) still completes.
+
+import KeelStorage
+import Testing
+
+@testable import KeelModel
+
+@Suite("Missing store files are refused, not made anew")
+struct MissingStoreFileTests {
+    /// A closed two-store folder with an employee and a building (one object in each store file).
+    static func folder() throws -> StoreFixture {
+        let f = try StoreFixture(model: TestModels.company(twoStores: true))
+        _ = try f.insert("Employee", ["name": .string("Kim")])
+        _ = try f.insert("Building", ["name": .string("North")])
+        try f.store.close()
+        return f
+    }
+
+    @Test("a secondary store file removed: CORRUPT naming it, and nothing is made")
+    func secondaryMissing() throws {
+        let f = try Self.folder()
+        try f.fs.remove("/data/Sites.keel")
+        try f.fs.remove("/data/Sites.keel-wal")
+        let error = keelError { _ = try ObjectStore.open(directory: f.directory, model: f.model, options: f.options) }
+        #expect(error?.code == .corrupt, "\(String(describing: error))")
+        #expect(error?.message.contains("lacks Sites.keel") == true, "\(String(describing: error))")
+        #expect(!f.fs.fileExists("/data/Sites.keel"), "the refused open made no store file")
+    }
+
+    @Test("the primary store file removed: CORRUPT naming it")
+    func primaryMissing() throws {
+        let f = try Self.folder()
+        try f.fs.remove("/data/Default.keel")
+        try f.fs.remove("/data/Default.keel-wal")
+        let error = keelError { _ = try ObjectStore.open(directory: f.directory, model: f.model, options: f.options) }
+        #expect(error?.code == .corrupt, "\(String(describing: error))")
+        #expect(error?.message.contains("but not Default.keel") == true, "\(String(describing: error))")
+        #expect(!f.fs.fileExists("/data/Default.keel"))
+    }
+
+    @Test("a page file removed under its log: CORRUPT (the engine), not a new store replaying another's log")
+    func logWithoutPageFile() throws {
+        let f = try Self.folder()
+        try f.fs.remove("/data/Sites.keel")
+        let error = keelError { _ = try ObjectStore.open(directory: f.directory, model: f.model, options: f.options) }
+        #expect(error?.code == .corrupt, "\(String(describing: error))")
+        #expect(error?.message.contains("page file is missing") == true || error?.message.contains("lacks Sites.keel") == true,
+                "\(String(describing: error))")
+        #expect(!f.fs.fileExists("/data/Sites.keel"))
+        // The engine alone refuses it too.
+        do {
+            _ = try Store.open(at: "/data/Sites.keel", options: f.options.storage)
+            Issue.record("the engine made a page file under an existing log")
+        } catch {
+            #expect(error.code == .corrupt && error.message.contains("page file is missing"), "\(error)")
+        }
+    }
+
+    @Test("a first open cut short (only the primary, no model recorded yet) completes")
+    func firstOpenCutShort() throws {
+        let fs = InMemoryFileSystem()
+        var options = ObjectStoreOptions()
+        options.storage.fileSystem = fs
+        try fs.createDirectory("/data")
+        try Store.open(at: "/data/Default.keel", options: options.storage).close()
+        let store = try ObjectStore.open(directory: "/data", model: TestModels.company(twoStores: true), options: options)
+        try store.close()
+        #expect(fs.fileExists("/data/Sites.keel"))
+    }
+
+    @Test("another model is said before a missing file")
+    func otherModelFirst() throws {
+        let f = try Self.folder()
+        try f.fs.remove("/data/Sites.keel")
+        try f.fs.remove("/data/Sites.keel-wal")
+        let error = keelError {
+            _ = try ObjectStore.open(directory: f.directory, model: TestModels.company(twoStores: true, extraEmployeeAttribute: true), options: f.options)
+        }
+        #expect(error?.code == .modelMismatch, "\(String(describing: error))")
+    }
+}
