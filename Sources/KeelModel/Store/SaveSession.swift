@@ -145,10 +145,20 @@ final class SaveSession: GraphEditor {
         if recording { ops[store].append(KeyOp(store: store, tree: tree, key: key, value: value)) }
     }
 
-    /// Puts `key` with an empty value (index and link entries).
+    /// Puts `key` with an empty value (index and link entries). A key over the engine's limit
+    /// (an indexed or unique attribute's value too long) is `TOO_LARGE`, naming the index.
     func put(_ store: Int, _ tree: String, key: UnsafeRawBufferPointer) throws(KeelError) {
         let t = try writeTree(store, tree)
-        try engine { () throws(StorageError) in try t.put(key: key, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        do throws(StorageError) {
+            try t.put(key: key, value: UnsafeRawBufferPointer(start: nil, count: 0))
+        } catch where error.code == .tooLarge {
+            throw KeelError(
+                .tooLarge,
+                "a value is too long for \(tree), whose entries hold the value's bytes and the object's ID: \(error.message)",
+                details: ["tree": .string(tree), "bytes": .int(Int64(key.count))], cause: error)
+        } catch {
+            throw KeelError(error)
+        }
         if recording { ops[store].append(KeyOp(store: store, tree: tree, key: [UInt8](key), value: [])) }
     }
 

@@ -74,6 +74,7 @@ public struct KeelError: Error, Sendable, CustomStringConvertible {
         case .diskFull, .readOnly: code = .readOnly
         case .corrupt, .notAStore, .unsupportedVersion: code = .corrupt
         case .snapshotTooOld: code = .busy
+        case .tooLarge: code = .tooLarge
         default: code = .io
         }
         self.init(code, error.message, cause: error)
