@@ -81,11 +81,13 @@ public final class ObjectStore: Sendable {
     /// The id of the newest committed save (0 before the first).
     public var lastSaveID: SaveID { SaveID(rawValue: committed.load(ordering: .acquiring)) }
 
-    /// Checkpoints and closes every store file. Later calls on this store throw.
-    public func close() throws(KeelError) {
+    /// Checkpoints (unless `checkpoint` is false: a folder that was only read keeps its logs,
+    /// and a full disk does not fail the close) and closes every store file. Later calls on this
+    /// store throw.
+    public func close(checkpoint: Bool = true) throws(KeelError) {
         var failure: KeelError?
         for store in stores {
-            do throws(StorageError) { try store.close() } catch { failure = failure ?? KeelError(error) }
+            do throws(StorageError) { try store.close(checkpoint: checkpoint) } catch { failure = failure ?? KeelError(error) }
         }
         if let failure { throw failure }
     }

@@ -4,6 +4,7 @@
 // every error the embedded API throws is already the one a socket client will read.
 
 public import KeelStorage
+import OrderedCollections
 
 public struct KeelError: Error, Sendable, CustomStringConvertible {
     /// An extensible error code; the raw value is the protocol's spelling.
@@ -58,16 +59,19 @@ public struct KeelError: Error, Sendable, CustomStringConvertible {
         if let details { text += " \(details.serialized())" }
         switch cause {
         case nil: break
-        case let storage as StorageError where storage.message == message:
-            // An engine error read as this one (`init(_: StorageError)`): its message is ours.
-            text += storage.whereabouts
+        case let storage as StorageError where message.hasPrefix(storage.message):
+            // An engine error read as this one (`init(_: StorageError)`): its message, with the
+            // page and file, is ours; what is left to say is the log position and its cause.
+            text += storage.whereabouts(after: message)
         case let cause?: text += " (cause: \(cause))"
         }
         return text
     }
 
     /// The object layer's reading of an engine error: disk full and fail-stop refusals are
-    /// `READ_ONLY`, damage is `CORRUPT`, the rest `IO`.
+    /// `READ_ONLY`, damage is `CORRUPT`, the rest `IO`. The message says the page and the store
+    /// file when the engine's does not (a client and keelctl print only the message), and the
+    /// details carry them (`page`, `file`).
     public init(_ error: StorageError) {
         let code: Code
         switch error.code {
@@ -77,6 +81,18 @@ public struct KeelError: Error, Sendable, CustomStringConvertible {
         case .tooLarge: code = .tooLarge
         default: code = .io
         }
-        self.init(code, error.message, cause: error)
+        var places: [String] = []
+        var details: OrderedDictionary<String, JSON> = [:]
+        if let page = error.page {
+            details["page"] = .int(Int64(page.rawValue))
+            if !error.message.contains("\(page)") { places.append("\(page)") }
+        }
+        if let path = error.path {
+            let file = String(path.split(separator: "/").last ?? Substring(path))
+            details["file"] = .string(file)
+            if !error.message.contains(file) { places.append(file) }
+        }
+        let message = places.isEmpty ? error.message : "\(error.message) (\(places.joined(separator: " of ")))"
+        self.init(code, message, details: details.isEmpty ? nil : .object(details), cause: error)
     }
 }

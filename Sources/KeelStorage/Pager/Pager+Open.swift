@@ -11,16 +11,20 @@ extension Pager {
             throw StorageError(.invalidArgument, "page size must be a power of two from 4096 to 65536, not \(options.pageSize)")
         }
         if !fs.fileExists(path) {
-            // A log with frames or a header but no page file: the page file was removed or lost.
-            // A new store made under that log would meet a log of another store (or replay it).
+            // A log holding frames but no page file: the page file was removed or lost, and a
+            // new store would silently stand in for it (its log is reset by `create`). A log of
+            // just a header is what a crash during `create` leaves: that one is made anew.
             if fs.fileExists(logPath) {
                 let log = try fs.open(logPath, options: .readOnly)
                 defer { try? log.close() }
-                var head = [UInt8](repeating: 0, count: LogFormat.headerSize)
+                var head = [UInt8](repeating: 0, count: LogFormat.headerSize + LogFormat.frameHeaderSize)
                 let got = try head.withMutableBytes { (b) throws(StorageError) in try log.read(into: b, at: 0) }
-                if head[0..<got].contains(where: { $0 != 0 }) {
+                let salt = { (at: Int) in head[at..<(at + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+                if got == head.count, Array(head[0..<8]) == LogFormat.magic, salt(24) != 0,
+                    salt(24) == salt(LogFormat.headerSize + 24)
+                {
                     throw StorageError(
-                        .corrupt, "the store's log is here but its page file is missing: it was removed or lost. Restore it from a backup (or move the log aside to start an empty store)",
+                        .corrupt, "the store's log holds transactions but its page file is missing: it was removed or lost. Restore it from a backup (or move the log aside to start an empty store)",
                         path: path)
                 }
             }

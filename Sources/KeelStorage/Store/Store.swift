@@ -131,9 +131,10 @@ public final class Store: Sendable {
         return CheckpointReport(pagesWritten: r.pagesWritten, logReset: r.logReset)
     }
 
-    /// Checkpoints everything and closes the files. Later calls throw `.closed`. Read
-    /// transactions still running are cut off.
-    public func close() throws(StorageError) {
+    /// Checkpoints everything (unless `checkpoint` is false: the log stays as it is, for the
+    /// next open to recover — a store that was only read) and closes the files. Later calls
+    /// throw `.closed`. Read transactions still running are cut off.
+    public func close(checkpoint: Bool = true) throws(StorageError) {
         guard let pager = current.withLock({ p -> Pager? in
             let old = p
             p = nil
@@ -143,7 +144,7 @@ public final class Store: Sendable {
         do throws(StorageError) {
             try pager.writer.withLock { (w: inout WriterState) throws(StorageError) in
                 w.retired = true
-                if pager.writeRefusal == nil { _ = try pager.checkpointLocked(.complete, writer: &w) }
+                if checkpoint, pager.writeRefusal == nil { _ = try pager.checkpointLocked(.complete, writer: &w) }
             }
         } catch {
             failure = error

@@ -62,17 +62,17 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(code.rawValue): \(message)" + whereabouts
+        "\(code.rawValue): \(message)" + whereabouts(after: message)
     }
 
-    /// What the description says after the code and message: the page, log position and file
-    /// the fault concerns and its cause, each when there is one (an error that wraps this one
-    /// and repeats its message adds just this).
-    public var whereabouts: String {
+    /// What a description says after `text` (this error's message, or a wrapper's that begins
+    /// with it): the page, log position and file the fault concerns — each unless `text` names
+    /// it already — and the cause.
+    public func whereabouts(after text: String) -> String {
         var s = ""
-        if let page { s += " (\(page))" }
+        if let page, !text.contains("\(page)") { s += " (\(page))" }
         if let logPosition { s += " (\(logPosition))" }
-        if let path { s += " [\(path)]" }
+        if let path, !text.contains(path) { s += " [\(path)]" }
         if let cause { s += " — caused by: \(cause)" }
         return s
     }

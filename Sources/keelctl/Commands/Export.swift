@@ -33,7 +33,7 @@ struct Export: AsyncParsableCommand {
         let entity = self.entity
         let count: Int
         do {
-            count = try await location.run { backend in
+            count = try await location.run(reading: true) { backend in
                 let entities = try ExportFormat.entities(entity, in: backend.model)
                 var total = 0
                 for e in entities { total += try await backend.count(Self.request(e)) }

@@ -84,7 +84,7 @@ struct Query: AsyncParsableCommand {
         let rows = Mutex<[JSON]>([])
         let asJSON = json
         let request = self.request
-        let model = try await location.run { backend in
+        let model = try await location.run(reading: true) { backend in
             try await backend.fetch(request) { (row) throws(KeelError) in
                 if asJSON { print(row.serialized()) } else { rows.withLock { $0.append(row) } }
             }

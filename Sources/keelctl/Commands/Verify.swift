@@ -43,7 +43,7 @@ struct Verify: AsyncParsableCommand {
             faults.append(StoreFault(kind: "read", message: error.message))
             return (faults, "")
         }
-        return try await Location.using(OfflineBackend(folder: folder, store: store)) { try await Self.check($0, bar, ticking: false) }
+        return try await Location.using(OfflineBackend(folder: folder, store: store, reading: true)) { try await Self.check($0, bar, ticking: false) }
     }
 
     private static func check(_ backend: any Backend, _ bar: ProgressBar, ticking: Bool) async throws -> ([StoreFault], String) {

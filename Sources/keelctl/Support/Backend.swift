@@ -37,21 +37,21 @@ protocol Backend: Sendable {
 
 extension Location {
     /// Opens the store this location names: offline, the held data folder (which must hold
-    /// stores unless `creating`; opened without writing when `readOnly`); online, a connection
-    /// to keeld.
-    func backend(creating: Bool = false, readOnly: Bool = false) async throws(Failure) -> any Backend {
+    /// stores unless `creating`; opened without writing when `readOnly`; closed without a
+    /// checkpoint when the command is only `reading`); online, a connection to keeld.
+    func backend(creating: Bool = false, readOnly: Bool = false, reading: Bool = false) async throws(Failure) -> any Backend {
         if let socket {
             return try await OnlineBackend.connect(socket)
         }
-        return try OfflineBackend(folder: OfflineFolder.acquire(self, creating: creating), readOnly: readOnly)
+        return try OfflineBackend(folder: OfflineFolder.acquire(self, creating: creating), readOnly: readOnly, reading: reading)
     }
 }
 
 extension Location {
     /// Opens the backend, runs `body`, and closes it (offline: checkpoint and release the
     /// folder), also when `body` fails. A `KeelError` becomes a failure (exit 1).
-    func run<R>(creating: Bool = false, readOnly: Bool = false, _ body: (any Backend) async throws -> R) async throws -> R {
-        try await Self.using(try await backend(creating: creating, readOnly: readOnly), body)
+    func run<R>(creating: Bool = false, readOnly: Bool = false, reading: Bool = false, _ body: (any Backend) async throws -> R) async throws -> R {
+        try await Self.using(try await backend(creating: creating, readOnly: readOnly, reading: reading), body)
     }
 
     /// Runs `body` on `backend` and closes it, as `run` does.

@@ -9,14 +9,18 @@ import KeelStorage
 final class OfflineBackend: Backend {
     let folder: OfflineFolder
     let store: ObjectStore
+    /// The command only reads: the store is closed without a checkpoint, so it writes nothing
+    /// of its own (a full disk does not fail it, and the logs stay as they were).
+    let reading: Bool
 
-    init(folder: OfflineFolder, store: ObjectStore) {
+    init(folder: OfflineFolder, store: ObjectStore, reading: Bool = false) {
         self.folder = folder
         self.store = store
+        self.reading = reading
     }
 
     /// Opens the store of `folder`; releases the folder when it cannot.
-    convenience init(folder: OfflineFolder, readOnly: Bool = false) throws(Failure) {
+    convenience init(folder: OfflineFolder, readOnly: Bool = false, reading: Bool = false) throws(Failure) {
         let store: ObjectStore
         do throws(Failure) {
             store = try folder.open(readOnly: readOnly)
@@ -24,7 +28,7 @@ final class OfflineBackend: Backend {
             folder.release()
             throw error
         }
-        self.init(folder: folder, store: store)
+        self.init(folder: folder, store: store, reading: reading)
     }
 
     var model: Model { store.model }
@@ -76,7 +80,7 @@ final class OfflineBackend: Backend {
 
     func close() async throws(KeelError) {
         defer { folder.release() }
-        try await onThread { [store] () throws(KeelError) in try store.close() }
+        try await onThread { [store, reading] () throws(KeelError) in try store.close(checkpoint: !reading) }
     }
 }
 

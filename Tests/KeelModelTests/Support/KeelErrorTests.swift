@@ -3,18 +3,29 @@ import Testing
 
 @testable import KeelModel
 
-@Suite("KeelError's description")
+@Suite("KeelError read from the engine, and its description")
 struct KeelErrorTests {
     struct Other: Error, Sendable, CustomStringConvertible {
         var description: String { "the other error" }
     }
 
-    @Test("an engine error read as a KeelError says its message once, then where it happened")
+    @Test("an engine error's page and store file are in the message (clients and keelctl print only it) and the details")
+    func placesInTheMessage() {
+        let error = KeelError(StorageError(.corrupt, "page checksum mismatch", page: PageNumber(73), path: "/srv/data/Feedback.keel"))
+        #expect(error.code == .corrupt)
+        #expect(error.message == "page checksum mismatch (page 73 of Feedback.keel)")
+        #expect(error.details == ["page": 73, "file": "Feedback.keel"])
+        // A message that names them already is left as it is.
+        let named = KeelError(StorageError(.corrupt, "page 5 of Default.keel is damaged", page: PageNumber(5), path: "/d/Default.keel"))
+        #expect(named.message == "page 5 of Default.keel is damaged")
+        #expect(KeelError(StorageError(.io, "the store is closed")).message == "the store is closed")
+    }
+
+    @Test("printed, an engine error read as a KeelError says its message once, then the full path and the cause")
     func engineErrorOnce() {
         let storage = StorageError(.io, "fdatasync of the log failed", path: "/data/keel.log", errno: 5, cause: Other())
         let error = KeelError(storage)
-        #expect(error.code == .io)
-        #expect(error.description == "IO: fdatasync of the log failed [/data/keel.log] — caused by: the other error")
+        #expect(error.description == #"IO: fdatasync of the log failed (keel.log) {"file":"keel.log"} [/data/keel.log] — caused by: the other error"#)
         #expect(storage.description == "IO: fdatasync of the log failed [/data/keel.log] — caused by: the other error")
     }
 
