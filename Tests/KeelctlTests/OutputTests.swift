@@ -128,7 +128,7 @@ struct OutputTests {
         let w = try Self.small()
         defer { w.cleanUp() }
         try expectOutput(w, ["compact", "--data", "data"], "bytes before: 8433664\nbytes after:  45120\n")
-        try expectOutput(w, ["checkpoint", "--data", "data"], "log bytes before: 64\nlog bytes after:  64\n")
+        try expectOutput(w, ["checkpoint", "--data", "data"], "log bytes before: 64 (frames 0)\nlog bytes after:  64 (frames 0)\n")
         try expectOutput(w, ["model", "check", "model.json"], """
             model.json: valid — model Library version 1, 2 entities, configurations Default
             hash: \(LibraryModel.model.hash)

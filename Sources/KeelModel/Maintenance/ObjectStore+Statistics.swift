@@ -29,14 +29,14 @@ extension ObjectStore {
             total += Int64(count)
         }
         var files: OrderedDictionary<String, JSON> = [:]
-        var sums = (file: Int64(0), log: Int64(0), used: Int64(0), free: Int64(0), hits: Int64(0), misses: Int64(0))
+        var sums = (file: Int64(0), log: Int64(0), frames: Int64(0), used: Int64(0), free: Int64(0), hits: Int64(0), misses: Int64(0))
         var all = TreeTally()
         for (configuration, store) in zip(configurations, stores) {
             let s = try engine { () throws(StorageError) in try store.statistics() }
             let used = Int64(s.pageCount - s.freePageCount)
             var file: OrderedDictionary<String, JSON> = [
                 "pageFileBytes": .int(Int64(s.fileBytes)), "logBytes": .int(Int64(s.logBytes)),
-                "pageSize": .int(Int64(s.pageSize)), "pagesUsed": .int(used), "pagesFree": .int(Int64(s.freePageCount)),
+                "logFrameBytes": .int(Int64(s.logFrameBytes)), "pageSize": .int(Int64(s.pageSize)), "pagesUsed": .int(used), "pagesFree": .int(Int64(s.freePageCount)),
                 "cachedPages": .int(Int64(s.cachedPages)), "cacheHits": .int(Int64(s.cacheHits)),
                 "cacheMisses": .int(Int64(s.cacheMisses)), "checkpoints": .int(Int64(s.checkpoints)),
                 "logSyncs": .int(Int64(s.logSyncs)), "lastTransaction": .int(Int64(s.lastTransaction)), "writeRefusal": s.writeRefusal.map(JSON.string) ?? .null,
@@ -53,6 +53,7 @@ extension ObjectStore {
             files[configuration] = .object(file)
             sums.file += Int64(s.fileBytes)
             sums.log += Int64(s.logBytes)
+            sums.frames += Int64(s.logFrameBytes)
             sums.used += used
             sums.free += Int64(s.freePageCount)
             sums.hits += Int64(s.cacheHits)
@@ -65,6 +66,7 @@ extension ObjectStore {
             "files": .object(files),
             "fileBytes": .int(sums.file),
             "logBytes": .int(sums.log),
+            "logFrameBytes": .int(sums.frames),
             "pagesUsed": .int(sums.used),
             "pagesFree": .int(sums.free),
             "cacheHits": .int(sums.hits),

@@ -72,7 +72,7 @@ extension Pager {
             try groupCommit.syncAll()
         case .normal:
             do throws(StorageError) { try log.sync() } catch {
-                let stop = StorageError(.readOnly, "fdatasync of the log failed during a checkpoint; the store is read-only (fail-stop)", cause: error)
+                let stop = StorageError(.readOnly, "fdatasync of the log failed during a checkpoint (\(error.message)); the store is read-only (fail-stop)", cause: error)
                 groupCommit.stop(stop)
                 throw stop
             }
@@ -155,7 +155,7 @@ extension Pager {
         } catch {
             // The log still holds everything; but after a failed write or fsync of the page file we
             // cannot know what it holds, so stop writing until the store is reopened (I6).
-            let stop = StorageError(.readOnly, "a checkpoint could not write the page file; the store is read-only until reopened", cause: error)
+            let stop = StorageError(.readOnly, "a checkpoint could not write the page file (\(error.message)); the store is read-only until reopened", cause: error)
             groupCommit.stop(stop)
             throw stop
         } }
@@ -186,7 +186,7 @@ extension Pager {
                 try log.shrinkIfLarger(than: max(options.logPreallocationBytes, options.checkpointThresholdBytes) * 2,
                                        to: options.logPreallocationBytes)
             } catch {
-                let stop = StorageError(.readOnly, "resetting the log failed; the store is read-only until reopened", cause: error)
+                let stop = StorageError(.readOnly, "resetting the log failed (\(error.message)); the store is read-only until reopened", cause: error)
                 groupCommit.stop(stop)
                 throw stop
             }
