@@ -17,8 +17,7 @@ public struct KeelObjectID: Hashable, Comparable, Sendable, CustomStringConverti
     /// Parses `Entity/N` (N from 1); nil when malformed.
     public init?(_ text: String) {
         guard let slash = text.lastIndex(of: "/"), slash != text.startIndex,
-            let number = UInt64(text[text.index(after: slash)...]), number > 0,
-            text[text.index(after: slash)...].allSatisfy(\.isASCII)
+            let number = Model.objectNumber(text[text.index(after: slash)...])
         else { return nil }
         self.init(entityName: String(text[..<slash]), number: number)
     }

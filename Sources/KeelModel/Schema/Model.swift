@@ -85,10 +85,18 @@ public struct Model: Sendable {
     /// Parses `Entity/N` against this model; nil when malformed or the entity is unknown.
     public func objectID(_ text: String) -> ObjectID? {
         guard let slash = text.lastIndex(of: "/"), let entity = entity(named: String(text[..<slash])),
-            let number = UInt64(text[text.index(after: slash)...]), number > 0,
-            text[text.index(after: slash)...].allSatisfy(\.isASCII)
+            let number = Self.objectNumber(text[text.index(after: slash)...])
         else { return nil }
         return ObjectID(entity: entity.id, number: number)
+    }
+
+    /// The N of an `Entity/N` ID: decimal digits without a sign or a leading zero, from 1 (so
+    /// one object has one spelling: `Employee/01` and `Employee/+1` are not IDs).
+    public static func objectNumber(_ digits: Substring) -> UInt64? {
+        guard let first = digits.utf8.first, first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9"),
+            digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return UInt64(digits)
     }
 }
 

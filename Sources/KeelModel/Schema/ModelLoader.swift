@@ -34,11 +34,20 @@ public enum ModelLoader {
 
     /// Loads a model file.
     public static func load(path: String) throws(KeelError) -> Model {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw KeelError(.io, "cannot read the model file \(path): there is no such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw KeelError(.io, "cannot read the model file \(path): it is a folder, not a file")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw KeelError(.io, "cannot read the model file \(path): \(error.localizedDescription)")
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let reason = underlying.map { FileSystemSupport.errnoText(Int32($0.code)) } ?? error.localizedDescription
+            throw KeelError(.io, "cannot read the model file \(path): \(reason)")
         }
         do {
             return try load(json: JSON.parse([UInt8](data)))

@@ -88,9 +88,8 @@ public struct KeelError: Error, Sendable, CustomStringConvertible {
             if !error.message.contains("\(page)") { places.append("\(page)") }
         }
         if let path = error.path {
-            let file = String(path.split(separator: "/").last ?? Substring(path))
-            details["file"] = .string(file)
-            if !error.message.contains(file) { places.append(file) }
+            details["file"] = .string(path)
+            if !error.message.contains(path) { places.append(path) }
         }
         let message = places.isEmpty ? error.message : "\(error.message) (\(places.joined(separator: " of ")))"
         self.init(code, message, details: details.isEmpty ? nil : .object(details), cause: error)

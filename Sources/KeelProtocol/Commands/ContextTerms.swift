@@ -10,7 +10,7 @@ public enum ContextTerms {
     /// entity is unknown.
     public static func objectID(_ text: String, in model: Model) throws(KeelError) -> ObjectID {
         if let id = model.objectID(text) { return id }
-        if let slash = text.lastIndex(of: "/"), let number = UInt64(text[text.index(after: slash)...]), number > 0 {
+        if let slash = text.lastIndex(of: "/"), slash > text.startIndex, Model.objectNumber(text[text.index(after: slash)...]) != nil {
             throw KeelError(.noSuchEntity, "no entity \(text[..<slash]) in model \(model.name) (in the ID \"\(text)\")")
         }
         throw KeelError(.badRequest, "\"\(text)\" is not an object ID (Entity/N, N from 1)")

@@ -1,6 +1,7 @@
 // keelctl backup DEST: a consistent copy of every store file into one backup file.
 
 import ArgumentParser
+import Foundation
 import KeelModel
 
 struct Backup: AsyncParsableCommand {
@@ -20,6 +21,13 @@ struct Backup: AsyncParsableCommand {
     var destination: String
 
     func run() async throws {
+        if !location.isOnline {
+            let folder = (destination as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue {
+                throw Failure("cannot write the backup \(destination): there is no folder \(folder)")
+            }
+        }
         let bar = ProgressBar()
         let outcome = try await location.run { backend in
             try await bar.during("backing up", ticking: location.isOnline) { () throws(KeelError) in

@@ -68,7 +68,7 @@ struct ModelCommand: AsyncParsableCommand {
         do throws(KeelError) {
             return try ModelLoader.load(path: file)
         } catch {
-            throw Failure("\(file): \(error.message)")
+            throw Failure(error.message)  // it names the file
         }
     }
 }

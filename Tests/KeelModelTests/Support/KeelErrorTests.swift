@@ -13,19 +13,19 @@ struct KeelErrorTests {
     func placesInTheMessage() {
         let error = KeelError(StorageError(.corrupt, "page checksum mismatch", page: PageNumber(73), path: "/srv/data/Feedback.keel"))
         #expect(error.code == .corrupt)
-        #expect(error.message == "page checksum mismatch (page 73 of Feedback.keel)")
-        #expect(error.details == ["page": 73, "file": "Feedback.keel"])
+        #expect(error.message == "page checksum mismatch (page 73 of /srv/data/Feedback.keel)")
+        #expect(error.details == ["page": 73, "file": "/srv/data/Feedback.keel"])
         // A message that names them already is left as it is.
-        let named = KeelError(StorageError(.corrupt, "page 5 of Default.keel is damaged", page: PageNumber(5), path: "/d/Default.keel"))
-        #expect(named.message == "page 5 of Default.keel is damaged")
+        let named = KeelError(StorageError(.corrupt, "page 5 of /d/Default.keel is damaged", page: PageNumber(5), path: "/d/Default.keel"))
+        #expect(named.message == "page 5 of /d/Default.keel is damaged")
         #expect(KeelError(StorageError(.io, "the store is closed")).message == "the store is closed")
     }
 
-    @Test("printed, an engine error read as a KeelError says its message once, then the full path and the cause")
+    @Test("printed, an engine error read as a KeelError says its message and places once, then the cause")
     func engineErrorOnce() {
         let storage = StorageError(.io, "fdatasync of the log failed", path: "/data/keel.log", errno: 5, cause: Other())
         let error = KeelError(storage)
-        #expect(error.description == #"IO: fdatasync of the log failed (keel.log) {"file":"keel.log"} [/data/keel.log] — caused by: the other error"#)
+        #expect(error.description == #"IO: fdatasync of the log failed (/data/keel.log) {"file":"/data/keel.log"} — caused by: the other error"#)
         #expect(storage.description == "IO: fdatasync of the log failed [/data/keel.log] — caused by: the other error")
     }
 
