@@ -40,32 +40,30 @@ public struct SwiftGenerator: Sendable {
 
     /// Names the generated code cannot use, and defaults it cannot write.
     private func check() throws(KeelError) {
-        var problems: [String] = []
+        var problems = ProblemReport()
         for (i, entity) in model.entities.enumerated() {
             if SwiftNames.reservedTypes.contains(entity.name) {
-                problems.append("entities[\(i)].name: \"\(entity.name)\" would hide the Swift type of that name in the generated code: rename the entity")
+                problems.add("entities[\(i)].name: \"\(entity.name)\" would hide the Swift type of that name in the generated code: rename the entity")
             }
             for case .attribute(let a) in entity.properties where a.declaredIn == entity.id {
                 guard let value = a.defaultValue, !value.isNull else { continue }
                 if SwiftLiterals.value(value, as: a.type) == nil {
-                    problems.append("\(entity.name).\(a.name): the default \(ValueCodec.encode(value).serialized()) has no Swift literal for \(a.type.rawValue)")
+                    problems.add("\(entity.name).\(a.name): the default \(ValueCodec.encode(value).serialized()) has no Swift literal for \(a.type.rawValue)")
                 }
                 if case .uri(let text) = value, URL(string: text)?.absoluteString != text {
-                    problems.append("\(entity.name).\(a.name): the default URI \"\(text)\" is not one Foundation's URL reads back unchanged")
+                    problems.add("\(entity.name).\(a.name): the default URI \"\(text)\" is not one Foundation's URL reads back unchanged")
                 }
             }
             for property in entity.properties where property.declaredIn == entity.id && property.isToMany {
                 let suffix = SwiftNames.capitalized(property.name)
                 for other in entity.properties where ["addTo" + suffix, "removeFrom" + suffix, "insertInto" + suffix].contains(other.name) {
-                    problems.append("\(entity.name).\(other.name): clashes with the generated accessor of \(property.name)")
+                    problems.add("\(entity.name).\(other.name): clashes with the generated accessor of \(property.name)")
                 }
             }
         }
         guard problems.isEmpty else {
             let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
-            throw KeelError(
-                .invalidModel, "the model cannot be generated as Swift (\(count)): \(problems.joined(separator: "; "))",
-                details: ["problems": .array(problems.map { .string($0) })])
+            throw KeelError(.invalidModel, "the model cannot be generated as Swift (\(count)): \(problems.listing())", details: problems.details())
         }
     }
 }

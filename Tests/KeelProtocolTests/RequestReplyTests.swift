@@ -151,6 +151,34 @@ struct RequestReplyTests {
         }
     }
 
+    @Test("10,000 unknown keys: 100 problems in details, problemCount 10,000, the accepted keys named once, a short message")
+    func manyUnknownKeys() throws {
+        let text = #"{"entity":"E","# + (0..<10_000).map { "\"k\($0)\":1" }.joined(separator: ",") + "}"
+        let arguments = try #require(try JSON.parse(text).objectValue)
+        do {
+            _ = try CommandTable.resolve(Request(tag: "t", command: "FETCH", arguments: arguments))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .badRequest)
+            let problems = error.details?["problems"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            #expect(problems.count == 100)
+            #expect(error.details?["problemCount"]?.intValue == 10_000)
+            #expect(problems.first?.hasPrefix(#""k0" is not a key of FETCH (it takes "entity", "#) == true, "\(problems)")
+            #expect(problems.dropFirst().allSatisfy { !$0.contains("it takes") }, "\(problems)")
+            #expect(problems.last == #""k99" is not a key of FETCH"#)
+            #expect(error.message.utf8.count < 600, "\(error.message)")
+            #expect(error.message.hasSuffix("… and \(10_000 - error.message.components(separatedBy: "is not a key").count + 1) more"), "\(error.message)")
+        }
+        // A key of a megabyte is cut where it is named.
+        do {
+            _ = try CommandTable.resolve(Request(tag: "t", command: "PING", arguments: [String(repeating: "x", count: 1 << 20): 1]))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.message == "PING: \"\(String(repeating: "x", count: 97))…\" is not a key of PING (it takes none)")
+            #expect(error.description.utf8.count < 1000)
+        }
+    }
+
     @Test("the command table checks keys, kinds and required keys, naming every problem")
     func validation() throws {
         #expect(throws: Never.self) { try CommandTable.resolve(Request(tag: "t", command: "FETCH", arguments: ["entity": "E", "limit": 10, "context": "bg"])) }

@@ -48,34 +48,34 @@ public struct KeelEntityDescription: Sendable {
                 .modelMismatch,
                 "the generated \(name) is not an entity of the model \(model.name) the store serves: regenerate with keelctl codegen")
         }
-        var problems: [String] = []
+        var problems = ProblemReport()
         let servedParent = served.parent.map { model[$0].name }
-        if servedParent != parent { problems.append("parent is \(servedParent ?? "none") there, \(parent ?? "none") here") }
-        if served.isAbstract != isAbstract { problems.append("abstract is \(served.isAbstract) there, \(isAbstract) here") }
+        if servedParent != parent { problems.add("parent is \(servedParent ?? "none") there, \(parent ?? "none") here") }
+        if served.isAbstract != isAbstract { problems.add("abstract is \(served.isAbstract) there, \(isAbstract) here") }
         for property in properties {
             guard let there = served.property(named: property.name) else {
-                problems.append("\(property.name) is not a property there")
+                problems.add("\(property.name) is not a property there")
                 continue
             }
             let theirs = KeelPropertyDescription(property: there, in: model)
             if !property.kind.accepts(theirs.kind) {
-                problems.append("\(property.name) is \(theirs.kind) there, \(property.kind) here")
+                problems.add("\(property.name) is \(theirs.kind) there, \(property.kind) here")
             }
         }
         for fetched in fetchedProperties {
             guard let there = served.fetchedProperty(named: fetched.name) else {
-                problems.append("\(fetched.name) is not a fetched property there")
+                problems.add("\(fetched.name) is not a fetched property there")
                 continue
             }
             if model[there.destination].name != fetched.destination {
-                problems.append("\(fetched.name) fetches \(model[there.destination].name) there, \(fetched.destination) here")
+                problems.add("\(fetched.name) fetches \(model[there.destination].name) there, \(fetched.destination) here")
             }
         }
         guard problems.isEmpty else {
             throw KeelError(
                 .modelMismatch,
-                "the generated \(name) does not match the model \(model.name) the store serves (\(problems.joined(separator: "; "))): regenerate with keelctl codegen",
-                details: ["problems": .array(problems.map { .string($0) })])
+                "the generated \(name) does not match the model \(model.name) the store serves (\(problems.listing())): regenerate with keelctl codegen",
+                details: problems.details())
         }
     }
 }

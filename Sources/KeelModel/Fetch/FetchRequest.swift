@@ -75,12 +75,12 @@ public struct FetchRequest: Sendable {
         guard case .object(let members) = json else {
             throw KeelError(.badRequest, "a fetch request is a JSON object, found \(json.kindName)")
         }
-        var problems: [String] = []
-        for key in members.keys where !Self.keys.contains(key) { problems.append("unknown key \"\(key)\"") }
+        var problems = ProblemReport()
+        for key in members.keys where !Self.keys.contains(key) { problems.add("unknown key \"\(ProblemReport.cut(key, to: 100))\"") }
         func text(_ key: String) -> String? {
             guard let value = members[key], !value.isNull else { return nil }
             guard case .string(let s) = value else {
-                problems.append("\"\(key)\" must be a string, found \(value.kindName)")
+                problems.add("\"\(key)\" must be a string, found \(value.kindName)")
                 return nil
             }
             return s
@@ -88,7 +88,7 @@ public struct FetchRequest: Sendable {
         func count(_ key: String) -> Int? {
             guard let value = members[key], !value.isNull else { return nil }
             guard case .int(let i) = value, i >= 0, i <= Int64(Int32.max) else {
-                problems.append("\"\(key)\" must be a whole number ≥ 0, found \(value.serialized())")
+                problems.add("\"\(key)\" must be a whole number ≥ 0, found \(ProblemReport.cut(value.serialized(), to: 100))")
                 return nil
             }
             return Int(i)
@@ -98,23 +98,23 @@ public struct FetchRequest: Sendable {
             let items = value.arrayValue ?? []
             let names = items.compactMap(\.stringValue)
             guard value.arrayValue != nil, names.count == items.count else {
-                problems.append("\"\(key)\" must be an array of names")
+                problems.add("\"\(key)\" must be an array of names")
                 return nil
             }
             return names
         }
         let entity = text("entity")
-        if members["entity"] == nil { problems.append("\"entity\" is missing") }
+        if members["entity"] == nil { problems.add("\"entity\" is missing") }
         self.init(entity: entity ?? "")
         predicate = text("predicate")
         if let value = members["args"], !value.isNull {
-            if case .array(let items) = value { args = items } else { problems.append("\"args\" must be an array, found \(value.kindName)") }
+            if case .array(let items) = value { args = items } else { problems.add("\"args\" must be an array, found \(value.kindName)") }
         }
         if let value = members["vars"], !value.isNull {
             if case .object(let o) = value {
                 vars = Dictionary(o.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
             } else {
-                problems.append("\"vars\" must be an object, found \(value.kindName)")
+                problems.add("\"vars\" must be an object, found \(value.kindName)")
             }
         }
         if let value = members["sort"], !value.isNull {
@@ -123,28 +123,26 @@ public struct FetchRequest: Sendable {
         limit = count("limit")
         offset = count("offset") ?? 0
         if let value = members["includeSubentities"], !value.isNull {
-            if case .bool(let b) = value { includeSubentities = b } else { problems.append("\"includeSubentities\" must be true or false") }
+            if case .bool(let b) = value { includeSubentities = b } else { problems.add("\"includeSubentities\" must be true or false") }
         }
         if let name = text("result") {
             if let type = ResultType(rawValue: name) {
                 result = type
             } else {
-                problems.append("\"result\" must be objects, ids, count or dictionaries, found \"\(name)\"")
+                problems.add("\"result\" must be objects, ids, count or dictionaries, found \"\(name)\"")
             }
         }
         properties = names("properties")
         include = names("include") ?? []
         if !problems.isEmpty {
-            throw KeelError(
-                .badRequest, "bad fetch request: " + problems.joined(separator: "; "),
-                details: ["problems": .array(problems.map { .string($0) })])
+            throw KeelError(.badRequest, "bad fetch request: " + problems.listing(), details: problems.details())
         }
     }
 
     /// `[{"key":…,"ascending":…,"caseInsensitive":…}]`; a bare string is an ascending key.
-    static func sortDescriptors(_ value: JSON, _ problems: inout [String]) -> [KeelSortDescriptor] {
+    static func sortDescriptors(_ value: JSON, _ problems: inout ProblemReport) -> [KeelSortDescriptor] {
         guard case .array(let items) = value else {
-            problems.append("\"sort\" must be an array of {\"key\":…} objects")
+            problems.add("\"sort\" must be an array of {\"key\":…} objects")
             return []
         }
         var out: [KeelSortDescriptor] = []
@@ -154,19 +152,19 @@ public struct FetchRequest: Sendable {
                 continue
             }
             guard case .object(let o) = item, case .string(let key)? = o["key"] else {
-                problems.append("each sort entry needs a \"key\" string")
+                problems.add("each sort entry needs a \"key\" string")
                 continue
             }
             for k in o.keys where !["key", "ascending", "caseInsensitive"].contains(k) {
-                problems.append("unknown sort key \"\(k)\"")
+                problems.add("unknown sort key \"\(ProblemReport.cut(k, to: 100))\"")
             }
             var ascending = true
             var caseInsensitive = false
             if let a = o["ascending"], !a.isNull {
-                if case .bool(let b) = a { ascending = b } else { problems.append("sort \"ascending\" must be true or false") }
+                if case .bool(let b) = a { ascending = b } else { problems.add("sort \"ascending\" must be true or false") }
             }
             if let c = o["caseInsensitive"], !c.isNull {
-                if case .bool(let b) = c { caseInsensitive = b } else { problems.append("sort \"caseInsensitive\" must be true or false") }
+                if case .bool(let b) = c { caseInsensitive = b } else { problems.add("sort \"caseInsensitive\" must be true or false") }
             }
             out.append(KeelSortDescriptor(key: key, ascending: ascending, caseInsensitive: caseInsensitive))
         }

@@ -59,29 +59,30 @@ public enum ModelLoader {
     }
 }
 
-/// Problems found so far, each `path: sentence`, in the order found (file order within a pass).
+/// Problems found so far, each `path: sentence`, in the order found (file order within a pass),
+/// each once.
 struct ProblemList {
     private(set) var items: [String] = []
+    private var seen: Set<String> = []
     private(set) var warnings: [String] = []
 
     var isEmpty: Bool { items.isEmpty }
 
     mutating func add(_ path: String, _ sentence: String) {
         let item = path.isEmpty ? sentence : "\(path): \(sentence)"
-        if !items.contains(item) { items.append(item) }
+        if seen.insert(item).inserted { items.append(item) }
     }
 
     mutating func warn(_ path: String, _ sentence: String) {
         warnings.append(path.isEmpty ? sentence : "\(path): \(sentence)")
     }
 
-    /// The one error that carries them all.
+    /// The one error that carries them (ProblemReport: the first ones in the message, up to
+    /// `ProblemReport.detailLimit` in `details.problems`, the total in `details.problemCount`).
     func error() -> KeelError {
+        var report = ProblemReport()
+        for item in items { report.add(item) }
         let count = items.count == 1 ? "1 problem" : "\(items.count) problems"
-        let shown = items.prefix(10).joined(separator: "; ")
-        let more = items.count > 10 ? "; and \(items.count - 10) more" : ""
-        return KeelError(
-            .invalidModel, "the model has \(count): \(shown)\(more)",
-            details: ["problems": .array(items.map { .string($0) })])
+        return KeelError(.invalidModel, "the model has \(count): \(report.listing())", details: report.details())
     }
 }

@@ -114,7 +114,7 @@ extension ObjectStore {
         let home = order[0]
         let merged = try apply(session, marks)
         let failures = try SaveValidator.validate(session)
-        if !failures.isEmpty { throw SaveValidator.error(failures, model: model) }
+        if !failures.isEmpty { throw SaveValidator.error(failures) }
         let summary = try session.flush()
         let record = HistoryRecord(
             saveID: SaveID(rawValue: saveID), time: Self.nowMilliseconds(), inserted: summary.inserted,

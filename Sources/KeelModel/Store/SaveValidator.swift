@@ -1,18 +1,46 @@
 // Validation of a save's result, on every object the save touched, in the state it leaves:
 // types, required values, bounds, regex, non-optional to-one, to-many min/max counts, deny
-// rules met by deletes, and unique constraints. Every failure is collected; the save then fails
-// with one error listing all of them (Docs/Contexts.md, "Saving": precedence of codes).
+// rules met by deletes, and unique constraints. Every failure is counted; the save then fails
+// with one error listing them (Docs/Contexts.md, "Saving": precedence of codes) — the first
+// `ProblemReport.detailLimit` in details, the total in `failureCount`. A failure past those is
+// counted, never written out: a batch of a million invalid objects builds a hundred texts.
 
 import Foundation
 import KeelStorage
 
-/// One failed rule.
-struct ValidationFailure: Sendable {
-    var code: KeelError.Code
+/// The failed rules of a save: which codes they have, and the report of them (ProblemReport:
+/// one entry per failure, `{object, property, rule, code, message}`; a unique clash is one
+/// problem with an entry for each of its holders).
+struct ValidationFailures {
+    private(set) var report = ProblemReport()
+    /// The code of the first failure, and whether another code followed.
+    private(set) var firstCode: KeelError.Code?
+    private(set) var mixed = false
+
+    var isEmpty: Bool { report.isEmpty }
+    var count: Int { report.count }
+
+    /// Adds a failure; its texts are built only while the report keeps them.
+    mutating func add(
+        _ code: KeelError.Code, object: ObjectID, property: @autoclosure () -> String?, rule: String,
+        sameProblem: Bool = false, model: Model, message: () -> String
+    ) {
+        if let first = firstCode { if first != code { mixed = true } } else { firstCode = code }
+        report.add(sameProblem: sameProblem) {
+            let text = message()
+            let entry: JSON = [
+                "object": .string(object.text(in: model)), "property": property().map(JSON.string) ?? .null,
+                "rule": .string(rule), "code": .string(code.rawValue), "message": .string(text),
+            ]
+            return (entry, text)
+        }
+    }
+}
+
+/// A relationship of an object whose delete was denied (the to-ones it nullified are not failures).
+struct DeniedLink: Hashable {
     var object: ObjectID
-    var property: String?
-    var rule: String
-    var message: String
+    var relationship: String
 }
 
 /// Objects that would share a unique key.
@@ -39,9 +67,9 @@ enum SaveValidator {
         return out
     }
 
-    static func validate(_ s: SaveSession) throws(KeelError) -> [ValidationFailure] {
+    static func validate(_ s: SaveSession) throws(KeelError) -> ValidationFailures {
         let model = s.model
-        var failures: [ValidationFailure] = []
+        var failures = ValidationFailures()
         // A deny is judged at the end of the save: targets that the save deleted after the denied
         // object (a cascade from another delete) no longer hold it.
         var denials: [DenyFailure] = []
@@ -53,12 +81,12 @@ enum SaveValidator {
         // A denied delete still nullified the inverses it reached (GraphRules reports, the save
         // fails); the resulting empty to-ones are a consequence of the deny, not failures of
         // their own.
-        let denied = Set(denials.map { "\($0.object.entity.rawValue)/\($0.object.number).\($0.relationship)" })
+        let denied = Set(denials.map { DeniedLink(object: $0.object, relationship: $0.relationship) })
         func nullifiedByDeny(_ id: ObjectID, _ field: Int, _ r: Relationship) -> Bool {
             guard !denied.isEmpty, let inverse = r.inverse, let i = s.rowIndex[id],
                 let x = s.entries[i].original?.values[field].objectID
             else { return false }
-            return denied.contains("\(x.entity.rawValue)/\(x.number).\(inverse)")
+            return denied.contains(DeniedLink(object: x, relationship: inverse))
         }
         let touchedIDs = touched(s)
         for i in touchedIDs {
@@ -66,8 +94,8 @@ enum SaveValidator {
             guard let c = s.entries[i].current else { continue }
             let rules = s.layout.rules[id.entity.index]
             if rules.isEmpty { continue }
-            func fail(_ p: String, _ rule: String, _ message: String) {
-                failures.append(ValidationFailure(code: .validation, object: id, property: p, rule: rule, message: "\(id.text(in: model)).\(p): \(message)"))
+            func fail(_ p: @autoclosure () -> String, _ rule: String, _ message: @autoclosure () -> String) {
+                failures.add(.validation, object: id, property: p(), rule: rule, model: model) { "\(id.text(in: model)).\(p()): \(message())" }
             }
             for rule in rules {
                 let v = c.values[rule.field]
@@ -115,16 +143,26 @@ enum SaveValidator {
             }
         }
         for d in denials {
-            failures.append(ValidationFailure(
-                code: .deny, object: d.object, property: d.relationship, rule: "deny",
-                message: "\(d.object.text(in: model)) cannot be deleted: its \(d.relationship) still holds \(d.count) object\(d.count == 1 ? "" : "s")"))
+            failures.add(.deny, object: d.object, property: d.relationship, rule: "deny", model: model) {
+                "\(d.object.text(in: model)) cannot be deleted: its \(d.relationship) still holds \(d.count) object\(d.count == 1 ? "" : "s")"
+            }
         }
         for clash in try uniqueClashes(s, touched: touchedIDs) {
-            let names = clash.holders.map { $0.text(in: model) }.joined(separator: ", ")
-            for holder in clash.holders {
-                failures.append(ValidationFailure(
-                    code: .constraint, object: holder, property: clash.constraint.propertyNames.joined(separator: ","), rule: "unique",
-                    message: "\(names) share the unique key (\(clash.constraint.propertyNames.joined(separator: ", "))) of \(model[clash.constraint.declaredIn].name)"))
+            // One problem, one entry for each holder; the text names the holders (at most
+            // `clashNames` of them: a clash can have a million).
+            var text: String?
+            for (n, holder) in clash.holders.enumerated() {
+                failures.add(
+                    .constraint, object: holder, property: clash.constraint.propertyNames.joined(separator: ","), rule: "unique",
+                    sameProblem: n > 0, model: model
+                ) {
+                    if let text { return text }
+                    let shown = clash.holders.prefix(clashNames).map { $0.text(in: model) }.joined(separator: ", ")
+                    let more = clash.holders.count > clashNames ? " and \(clash.holders.count - clashNames) more" : ""
+                    let made = "\(shown)\(more) share the unique key (\(clash.constraint.propertyNames.joined(separator: ", "))) of \(model[clash.constraint.declaredIn].name)"
+                    text = made
+                    return made
+                }
             }
         }
         return failures
@@ -171,24 +209,21 @@ enum SaveValidator {
         }
     }
 
+    /// A unique clash's text names at most this many of its holders.
+    static let clashNames = 10
+
     /// The error for a failed validation: one kind → its code (VALIDATION, DENY, CONSTRAINT);
-    /// several kinds → VALIDATION. Details list every failure, one per object; the message names
-    /// each distinct problem once (a unique clash is one failure for each of its holders, all with
-    /// the same text).
-    static func error(_ failures: [ValidationFailure], model: Model) -> KeelError {
-        let kinds = Set(failures.map(\.code.rawValue))
-        let code: KeelError.Code = kinds.count == 1 ? failures[0].code : .validation
-        var seen = Set<String>()
-        let problems = failures.map(\.message).filter { seen.insert($0).inserted }
-        let shown = problems.prefix(3).joined(separator: "; ")
-        let message = problems.count == 1
-            ? "the save fails validation: \(shown)"
-            : "the save fails validation (\(problems.count) problems): \(shown)\(problems.count > 3 ? "; …" : "")"
-        let details: JSON = ["failures": .array(failures.map { f in
-            ["object": .string(f.object.text(in: model)), "property": f.property.map(JSON.string) ?? .null,
-             "rule": .string(f.rule), "code": .string(f.code.rawValue), "message": .string(f.message)]
-        })]
-        return KeelError(code, message, details: details)
+    /// several kinds → VALIDATION. Details list the failures, one per object (the first
+    /// `ProblemReport.detailLimit`; `failureCount` is the total); the message counts the distinct
+    /// problems and names the first three (a unique clash is one problem with a failure for each
+    /// of its holders).
+    static func error(_ failures: ValidationFailures) -> KeelError {
+        let code: KeelError.Code = failures.mixed ? .validation : failures.firstCode ?? .validation
+        let report = failures.report
+        let message = report.problemCount == 1
+            ? "the save fails validation: \(report.listing())"
+            : "the save fails validation (\(report.problemCount) problems): \(report.listing(limit: 3))"
+        return KeelError(code, message, details: report.details("failures", countKey: "failureCount"))
     }
 
     // MARK: Types and bounds

@@ -60,7 +60,7 @@ public struct ImportPlan: Sendable {
     public private(set) var groupStart = 0
 
     /// At most this many problems are listed before the check stops.
-    static let problemLimit = 20
+    public static let problemLimit = 20
 
     /// Checks and plans `items`. Throws `BAD_REQUEST` (`PARSE`, `TYPE`… when there is one
     /// problem of that kind) listing the problems, each "line N: Entity.field: what is wrong",
@@ -339,11 +339,11 @@ struct Problems {
 
     func throwIfAny() throws(KeelError) {
         guard !list.isEmpty else { return }
-        let sorted = list.sorted { $0.line < $1.line }
-        let text = sorted.map { "line \($0.line): \($0.message)" }
+        var report = ProblemReport()
+        for p in list.sorted(by: { $0.line < $1.line }) {
+            report.add { (["line": .int(Int64(p.line)), "message": .string(p.message)], "line \(p.line): \(p.message)") }
+        }
         let more = list.count >= ImportPlan.problemLimit ? " (the check stopped after \(ImportPlan.problemLimit))" : ""
-        throw KeelError(
-            .badRequest, (list.count == 1 ? "" : "\(list.count) problems\(more): ") + text.joined(separator: "; "),
-            details: ["problems": .array(sorted.map { ["line": .int(Int64($0.line)), "message": .string($0.message)] })])
+        throw KeelError(.badRequest, (list.count == 1 ? "" : "\(list.count) problems\(more): ") + report.listing(), details: report.details())
     }
 }

@@ -98,30 +98,44 @@ public final class CommandSpec: Sendable {
     }
 
     /// Checks a request's keys: each known, of its kind, every required one present. Throws
-    /// `BAD_REQUEST` naming every problem.
+    /// `BAD_REQUEST` naming every problem (up to `ProblemReport.detailLimit` in
+    /// `details.problems`, the total in `details.problemCount`). The keys the command takes are
+    /// named once, with the first unknown key: a request of a million unknown keys costs a count,
+    /// not a million copies of that list.
     public func validate(_ request: Request) throws(KeelError) {
-        var problems: [String] = []
+        var problems = ProblemReport()
+        var namedAccepted = false
         for (key, value) in request.arguments {
             if key == "context", takesContext, !arguments.contains(where: { $0.key == "context" }) {
-                if value.stringValue == nil { problems.append("\"context\" must be a string, not \(value.kindName)") }
+                if value.stringValue == nil { problems.add("\"context\" must be a string, not \(value.kindName)") }
                 continue
             }
             guard let spec = arguments.first(where: { $0.key == key }) else {
-                let known = acceptedKeys.map { "\"\($0)\"" }.joined(separator: ", ")
-                problems.append("\"\(key)\" is not a key of \(name)" + (known.isEmpty ? " (it takes none)" : " (it takes \(known))"))
+                let first = !namedAccepted
+                namedAccepted = true
+                problems.add("\(Self.quoted(key)) is not a key of \(name)" + (first ? acceptedPhrase : ""))
                 continue
             }
             if !spec.kind.accepts(value) {
-                problems.append("\"\(key)\" must be \(spec.kind.phrase), not \(value.kindName)")
+                problems.add("\"\(key)\" must be \(spec.kind.phrase), not \(value.kindName)")
             }
         }
         for spec in arguments where spec.isRequired && request.arguments[spec.key] == nil {
-            problems.append("\"\(spec.key)\" is required")
+            problems.add("\"\(spec.key)\" is required")
         }
         guard problems.isEmpty else {
-            throw KeelError(
-                .badRequest, "\(name): " + problems.joined(separator: "; "),
-                details: ["problems": .array(problems.map(JSON.string))])
+            throw KeelError(.badRequest, "\(name): " + problems.listing(), details: problems.details())
         }
+    }
+
+    /// " (it takes "a", "b")", or " (it takes none)".
+    private var acceptedPhrase: String {
+        let known = acceptedKeys.map { "\"\($0)\"" }.joined(separator: ", ")
+        return known.isEmpty ? " (it takes none)" : " (it takes \(known))"
+    }
+
+    /// A request key in quotes, cut when long (a key can be megabytes).
+    private static func quoted(_ key: String) -> String {
+        "\"\(ProblemReport.cut(key, to: 100))\""
     }
 }

@@ -50,26 +50,26 @@ extension ServerConfiguration {
         guard let members = json.objectValue else {
             throw ConfigurationError("\(source): the configuration must be a JSON object")
         }
-        var problems: [String] = []
+        var problems = ProblemReport()
         func string(_ key: String, _ value: JSON) -> String? {
             if let s = value.stringValue, !s.isEmpty { return s }
-            problems.append("\(key) must be a non-empty string")
+            problems.add("\(key) must be a non-empty string")
             return nil
         }
         func integer(_ key: String, _ value: JSON, min: Int64, max: Int64 = Int64.max) -> Int64? {
             if let i = value.intValue, i >= min, i <= max { return i }
-            problems.append("\(key) must be an integer from \(min)" + (max == Int64.max ? " up" : " to \(max)"))
+            problems.add("\(key) must be an integer from \(min)" + (max == Int64.max ? " up" : " to \(max)"))
             return nil
         }
         func uids(_ key: String, _ value: JSON) -> [UInt32]? {
             guard let items = value.arrayValue else {
-                problems.append("\(key) must be an array of uids")
+                problems.add("\(key) must be an array of uids")
                 return nil
             }
             var out: [UInt32] = []
             for item in items {
                 guard let uid = item.intValue, uid >= 0, uid <= Int64(UInt32.max) else {
-                    problems.append("\(key) must hold uids (integers from 0)")
+                    problems.add("\(key) must hold uids (integers from 0)")
                     return nil
                 }
                 out.append(UInt32(uid))
@@ -84,7 +84,7 @@ extension ServerConfiguration {
                 if let s = value.stringValue, let mode = UInt32(s, radix: 8), mode <= 0o777 {
                     socketMode = mode
                 } else {
-                    problems.append("socketMode must be an octal string such as \"0660\"")
+                    problems.add("socketMode must be an octal string such as \"0660\"")
                 }
             case "allowedUIDs":
                 if let list = uids(key, value) { allowedUIDs = list }
@@ -100,12 +100,12 @@ extension ServerConfiguration {
                 if let s = value.stringValue, let mode = SyncMode(rawValue: s) {
                     syncMode = mode
                 } else {
-                    problems.append("syncMode must be \"full\", \"normal\" or \"off\"")
+                    problems.add("syncMode must be \"full\", \"normal\" or \"off\"")
                 }
             case "checkpointThresholdBytes":
                 if let i = integer(key, value, min: 1 << 16) { checkpointThresholdBytes = UInt64(i) }
             case "checkpointInBackground":
-                if let b = value.boolValue { checkpointInBackground = b } else { problems.append("checkpointInBackground must be true or false") }
+                if let b = value.boolValue { checkpointInBackground = b } else { problems.add("checkpointInBackground must be true or false") }
             case "limits":
                 applyLimits(value, &problems)
             case "backupDirectory":
@@ -115,33 +115,33 @@ extension ServerConfiguration {
                     logLevel = level
                 } else {
                     let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
-                    problems.append("logLevel must be one of \(names)")
+                    problems.add("logLevel must be one of \(names)")
                 }
             case "eventLoopThreads":
                 if let i = integer(key, value, min: 0, max: 256) { eventLoopThreads = Int(i) }
             case "shutdownGraceSeconds":
                 if let i = integer(key, value, min: 0, max: 86_400) { shutdownGraceSeconds = Int(i) }
             default:
-                problems.append("unknown key \"\(key)\" (config/keeld.json lists every key)")
+                problems.add("unknown key \"\(key)\" (config/keeld.json lists every key)")
             }
         }
         guard problems.isEmpty else {
-            throw ConfigurationError("\(source): " + problems.joined(separator: "; "))
+            throw ConfigurationError("\(source): " + problems.listing())
         }
     }
 
-    private mutating func applyLimits(_ value: JSON, _ problems: inout [String]) {
+    private mutating func applyLimits(_ value: JSON, _ problems: inout ProblemReport) {
         guard let members = value.objectValue else {
-            problems.append("limits must be an object")
+            problems.add("limits must be an object")
             return
         }
         for (key, item) in members where !key.hasPrefix("//") {
             guard let path = ServerLimits.keys.first(where: { $0.0 == key })?.1 else {
-                problems.append("unknown key \"limits.\(key)\" (config/keeld.json lists every key)")
+                problems.add("unknown key \"limits.\(key)\" (config/keeld.json lists every key)")
                 continue
             }
             guard let i = item.intValue, i >= 1, i <= Int64(Int32.max) else {
-                problems.append("limits.\(key) must be a positive integer")
+                problems.add("limits.\(key) must be a positive integer")
                 continue
             }
             limits[keyPath: path] = Int(i)

@@ -44,6 +44,11 @@ struct Codegen: ParsableCommand {
     private func failure(_ error: KeelError) -> Failure {
         guard let problems = error.details?["problems"]?.arrayValue, !problems.isEmpty else { return Failure(error) }
         let what = error.code == .invalidModel ? "invalid model" : "cannot generate"
-        return Failure("\(what) \(model):\n" + problems.map { "  \($0.stringValue ?? $0.serialized())" }.joined(separator: "\n"))
+        var lines = problems.map { "  \($0.stringValue ?? $0.serialized())" }
+        // Details carry the first ProblemReport.detailLimit problems and the total.
+        if let total = error.details?["problemCount"]?.intValue, total > problems.count {
+            lines.append("  … and \(total - Int64(problems.count)) more")
+        }
+        return Failure("\(what) \(model):\n" + lines.joined(separator: "\n"))
     }
 }

@@ -59,7 +59,7 @@ struct Import: AsyncParsableCommand {
             do throws(KeelError) {
                 plan = try ImportPlan(model: backend.model, items: items, options: options)
             } catch {
-                throw Failure("\(file): \(error.message); nothing was imported")
+                throw Failure("\(file): \(Self.refusal(error)); nothing was imported")
             }
             return try await bar.during("importing", ticking: false) { () throws(KeelError) in
                 try await backend.importObjects(plan, chunkSize: chunk, progress: bar)
@@ -67,6 +67,18 @@ struct Import: AsyncParsableCommand {
         }
         let counts = result.inserted.map { "\($0.entity) \($0.count)" }.joined(separator: ", ")
         print("imported \(result.total) object\(result.total == 1 ? "" : "s") in \(result.saves) save\(result.saves == 1 ? "" : "s")" + (counts.isEmpty ? "" : ": \(counts)"))
+    }
+
+    /// The plan's refusal with every problem it found (it stops at ImportPlan.problemLimit), each
+    /// "line N: …", not only the first ones its message has room for.
+    static func refusal(_ error: KeelError) -> String {
+        let items = (error.details?["problems"]?.arrayValue ?? []).compactMap { item -> String? in
+            guard let line = item["line"]?.intValue, let message = item["message"]?.stringValue else { return nil }
+            return "line \(line): \(message)"
+        }
+        guard items.count > 1 else { return error.message }
+        let stopped = items.count >= ImportPlan.problemLimit ? " (the check stopped after \(ImportPlan.problemLimit))" : ""
+        return "\(items.count) problems\(stopped): " + items.joined(separator: "; ")
     }
 
     static func read(_ file: String) throws(Failure) -> [UInt8] {

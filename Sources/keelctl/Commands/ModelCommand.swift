@@ -68,7 +68,15 @@ struct ModelCommand: AsyncParsableCommand {
         do throws(KeelError) {
             return try ModelLoader.load(path: file)
         } catch {
-            throw Failure(error.message)  // it names the file
+            // Several problems: each on a line of its own (the message has room for the first few;
+            // details carry the first ProblemReport.detailLimit and the total).
+            guard error.code == .invalidModel, let problems = error.details?["problems"]?.arrayValue, problems.count > 1 else {
+                throw Failure(error.message)  // it names the file
+            }
+            let total = Int(error.details?["problemCount"]?.intValue ?? Int64(problems.count))
+            var lines = problems.map { "  \($0.stringValue ?? $0.serialized())" }
+            if total > problems.count { lines.append("  … and \(total - problems.count) more") }
+            throw Failure("\(file): the model has \(total) problems:\n" + lines.joined(separator: "\n"))
         }
     }
 }
