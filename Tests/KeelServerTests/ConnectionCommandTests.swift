@@ -24,7 +24,7 @@ struct ConnectionCommandTests {
         #expect(body["version"]?.stringValue != nil)
         #expect(body["limits"]?["contextsPerConnection"] == 7)
         #expect(body["limits"]?["maxRequestBytes"] == .int(16 << 20))
-        for key in ["pendingObjectsPerContext", "inFlightRequests", "subscriberQueueLength", "maxBufferedBytes"] {
+        for key in ["pendingObjectsPerContext", "inFlightRequests", "subscriberQueueLength", "maxBufferedBytes", "maxConnections"] {
             #expect(body["limits"]?[key]?.intValue != nil, "limits.\(key)")
         }
         // Without arguments it is protocol 1 too.

@@ -125,7 +125,7 @@ struct StartupTests {
         let hello = try keeld.connect().request("h HELLO")
         #expect(hello.payload?["limits"] == [
             "maxRequestBytes": 16_777_216, "contextsPerConnection": 64, "pendingObjectsPerContext": 100_000,
-            "inFlightRequests": 1024, "subscriberQueueLength": 1024, "maxBufferedBytes": 4_194_304,
+            "inFlightRequests": 1024, "subscriberQueueLength": 1024, "maxBufferedBytes": 4_194_304, "maxConnections": 1024,
         ])
         #expect(keeld.stop() == 0)
     }

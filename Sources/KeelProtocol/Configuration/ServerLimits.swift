@@ -1,5 +1,5 @@
-// The per-connection limits (spec/protocol.md, "Framing" and "Errors": TOO_LARGE, LIMIT,
-// back-pressure). HELLO advertises them; `config/keeld.json` documents each with its default.
+// The request and connection limits (spec/protocol.md, "Framing" and "Errors": TOO_LARGE, LIMIT,
+// BUSY, back-pressure). HELLO advertises them; `config/keeld.json` documents each with its default.
 
 public import KeelModel
 
@@ -19,6 +19,10 @@ public struct ServerLimits: Sendable, Equatable {
     /// Reply bytes the daemon holds for a connection that does not read them; beyond it the
     /// daemon stops reading that connection and pauses its FETCH streams.
     public var maxBufferedBytes: Int = 4 << 20
+    /// Connections served at once (each has a thread of its own); one more is answered
+    /// `* ERR BUSY` and closed, without a thread. A connection counts from its admission until
+    /// it is closed and its thread has ended.
+    public var maxConnections: Int = 1024
 
     public init() {}
 
@@ -31,6 +35,7 @@ public struct ServerLimits: Sendable, Equatable {
             "inFlightRequests": .int(Int64(inFlightRequests)),
             "subscriberQueueLength": .int(Int64(subscriberQueueLength)),
             "maxBufferedBytes": .int(Int64(maxBufferedBytes)),
+            "maxConnections": .int(Int64(maxConnections)),
         ]
     }
 
@@ -43,5 +48,6 @@ public struct ServerLimits: Sendable, Equatable {
         ("inFlightRequests", \.inFlightRequests),
         ("subscriberQueueLength", \.subscriberQueueLength),
         ("maxBufferedBytes", \.maxBufferedBytes),
+        ("maxConnections", \.maxConnections),
     ]
 }

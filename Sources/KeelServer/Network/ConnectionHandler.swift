@@ -78,7 +78,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.fireChannelActive()
     }
 
-    /// Admits the peer (starting its session thread) or refuses it with one line.
+    /// Admits the peer (starting its session thread) or refuses it with one line: PERMISSION for
+    /// a uid that may not connect, BUSY over `limits.maxConnections`.
     private func admit(_ peer: Result<PeerCredentials, any Error>) {
         guard let context else { return }
         let daemonUID = server.daemonUID
@@ -89,7 +90,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 who = "the daemon cannot read the peer's credentials"
             }
             logger.notice("connection refused", metadata: ["peer": "\(who)"])
-            refuse(who, context: context)
+            refuse(KeelError(.permission, who), context: context)
+            return
+        }
+        // Over the connection limit: one BUSY line and a close, no thread (the warning is logged
+        // once per spell at the limit, by admitConnection).
+        guard server.admitConnection() else {
+            let limit = server.limits.maxConnections
+            logger.debug("connection refused: at the connection limit", metadata: ["limits.maxConnections": "\(limit)"])
+            refuse(
+                KeelError(.busy, "keeld has too many connections (\(limit)); try again once one has closed (limits.maxConnections)"),
+                context: context)
             return
         }
         let worker = SessionWorker()
@@ -111,6 +122,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         worker.start(name: "keel.conn.\(id)") {
             Session(server: server, link: link).run()
             server.sessionEnded()
+            link.release(from: server)
         }
         logger.debug("connection accepted", metadata: ["peer.uid": "\(credentials.uid)", "peer.pid": "\(credentials.pid)"])
         resumeIfDrained()
@@ -122,6 +134,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             link.output.closed()
             link.gate.close()
             server.unregister(link.id)
+            link.release(from: server)
             // The link holds this handler (the way back to the loop): let go of it, or neither
             // would ever be freed.
             self.link = nil
@@ -188,11 +201,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Sends the refusal line, shuts the output, and closes when the peer does (or after 2 s).
-    private func refuse(_ reason: String, context: ChannelHandlerContext) {
+    /// Sends the refusal line (tag `*`), shuts the output, and closes when the peer does (or
+    /// after 2 s).
+    private func refuse(_ error: KeelError, context: ChannelHandlerContext) {
         refused = true
         closing = true
-        let line = Reply.error(tag: "*", KeelError(.permission, reason)).line()
+        let line = Reply.error(tag: "*", error).line()
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: line))).whenComplete { _ in
             channel.close(mode: .output, promise: nil)

@@ -19,6 +19,10 @@ final class ConnectionLink: Sendable {
     /// HELLO's `coalesceMicros` in nanoseconds (ReplyCoalescing.unbounded until a HELLO asks):
     /// set by whichever thread answers HELLO, read by the session's thread after each request.
     private let coalesce = Atomic<UInt64>(ReplyCoalescing.unbounded)
+    /// What still holds the connection's place under `limits.maxConnections`: its channel (until
+    /// it is inactive) and its thread (until it ends). The place is given back when both let go,
+    /// so connections and their threads both stay within the limit, abrupt disconnects included.
+    private let holds = Atomic<Int>(2)
 
     init(
         id: Int, peer: PeerCredentials, isAdmin: Bool, output: ReplyWriter, worker: SessionWorker,
@@ -32,6 +36,14 @@ final class ConnectionLink: Sendable {
         self.worker = worker
         self.eventLoop = eventLoop
         self.handler = handler
+    }
+
+    /// The channel went inactive, or the thread ended: the second of the two gives the
+    /// connection's place back.
+    func release(from server: ServerContext) {
+        if holds.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            server.connectionEnded()
+        }
     }
 
     /// How long a finished reply may wait for the rest of its burst, in nanoseconds.

@@ -41,6 +41,7 @@ extension KeelDaemon {
             try? await Task.sleep(for: .milliseconds(5))
         }
         await closeStore()
+        server.descriptors.closeSpare()
         removeSocketFile()
         try? await group.shutdownGracefully()
         try? await blocking.shutdownGracefully()

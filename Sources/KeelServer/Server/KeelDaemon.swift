@@ -6,7 +6,9 @@
 //      (a second daemon on the folder stops here, before touching anything), the model file, the
 //      store files (model mismatch refused);
 //   4. the socket: folder 0700, stale socket replaced only when nobody listens, bind under a
-//      umask that yields the configured mode.
+//      umask that yields the configured mode; the open-file limit raised (toward the hard
+//      limit) when `limits.maxConnections` need more, and accept failures backed off
+//      (AcceptFailures.swift).
 // Shutdown (`run` returns after it):
 //   1. stop accepting; requests read from now on are answered BUSY;
 //   2. every connection finishes the requests it had already read (a barrier per connection),
@@ -82,10 +84,18 @@ public final class KeelDaemon: Service, Sendable {
         let (folder, existing) = (prepared.folder, prepared.existing)
         let (model, store) = (folder.model, folder.store)
         let server = ServerContext(configuration: configuration, model: model, store: store, logger: logger, daemonUID: getuid())
+        AcceptFailures.makeRoomForConnections(configuration.limits.maxConnections, logger: logger)
         let threads = configuration.eventLoopThreads > 0 ? configuration.eventLoopThreads : System.coreCount
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
+            // A failed accept (no file descriptor left) waits before the next try instead of
+            // spinning, and is logged once per spell (AcceptFailures.swift).
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(AcceptFailures.handlers(server: server))
+                }
+            }
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.autoRead, value: true)
             .childChannelOption(.allowRemoteHalfClosure, value: true)

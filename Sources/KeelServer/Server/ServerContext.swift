@@ -1,6 +1,7 @@
 // What every connection of one daemon shares: the configuration, the model, the object store,
-// the subscriptions, the live connections (for shutdown), and whether the daemon is shutting
-// down. Immutable but for the registry and the flag, each behind its own synchronisation.
+// the subscriptions, the live connections (for shutdown), the connection count against
+// `limits.maxConnections`, and whether the daemon is shutting down. Immutable but for the
+// registry, the counters and the flag, each behind its own synchronisation.
 
 import Foundation
 import KeelModel
@@ -25,9 +26,21 @@ final class ServerContext: Sendable {
     /// Counts connection threads still running; shutdown waits for zero before closing the store.
     private let runningSessions = Atomic<Int>(0)
     private let nextConnectionID = Atomic<Int>(1)
+    /// Connections admitted and not yet over (closed, and their thread ended): at most
+    /// `limits.maxConnections`.
+    private let admittedConnections = Atomic<Int>(0)
+    /// Connections answered `* ERR BUSY` at the limit since the daemon started.
+    private let refusedConnections = Atomic<Int>(0)
+    /// Connections answered `* ERR BUSY` because descriptors ran out, since the daemon started.
+    private let refusedForDescriptors = Atomic<Int>(0)
+    /// The limit was met and its warning logged; cleared when a connection is admitted again
+    /// (one warning per spell at the limit, not one per refused connection).
+    private let atLimitLogged = Atomic<Bool>(false)
     /// Sessions at work, against the machine's cores, and the replies they have written (early
     /// replies only for a connection that has the daemon to itself: ReplyCoalescing.swift).
     let sessionActivity = SessionActivity(cores: ProcessInfo.processInfo.activeProcessorCount)
+    /// The spare descriptor that lets accept succeed when descriptors run out (AcceptFailures.swift).
+    let descriptors = DescriptorReserve()
 
     static let serverName = "keeld"
     static let version = "0.1.0"
@@ -67,6 +80,45 @@ final class ServerContext: Sendable {
     }
 
     var liveConnections: [ConnectionLink] { connections.withLock { Array($0.values) } }
+
+    /// Takes a place for a new connection; false when `limits.maxConnections` are already
+    /// served (the refusal is counted, and logged once per spell at the limit).
+    func admitConnection() -> Bool {
+        let limit = limits.maxConnections
+        var current = admittedConnections.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, original) = admittedConnections.weakCompareExchange(
+                expected: current, desired: current + 1, successOrdering: .acquiringAndReleasing, failureOrdering: .relaxed)
+            if exchanged {
+                atLimitLogged.store(false, ordering: .relaxed)
+                return true
+            }
+            current = original
+        }
+        refusedConnections.wrappingAdd(1, ordering: .relaxed)
+        if !atLimitLogged.exchange(true, ordering: .relaxed) {
+            logger.warning(
+                "connection limit reached; refusing new connections with BUSY",
+                metadata: ["limits.maxConnections": "\(limit)"])
+        }
+        return false
+    }
+
+    /// Counts connections answered BUSY because descriptors ran out (AcceptFailures.swift).
+    func countRefusedForDescriptors(_ count: Int) {
+        if count > 0 { refusedForDescriptors.wrappingAdd(count, ordering: .relaxed) }
+    }
+
+    /// Connections answered BUSY because descriptors ran out, since the daemon started.
+    var refusedForDescriptorsCount: Int { refusedForDescriptors.load(ordering: .relaxed) }
+
+    /// Gives back the place of a connection that is over (ConnectionLink.release).
+    func connectionEnded() { admittedConnections.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+
+    /// Connections admitted and not yet over.
+    var connectionCount: Int { admittedConnections.load(ordering: .acquiring) }
+    /// Connections refused at `limits.maxConnections` since the daemon started.
+    var refusedConnectionCount: Int { refusedConnections.load(ordering: .relaxed) }
 
     func sessionStarted() { runningSessions.wrappingAdd(1, ordering: .relaxed) }
     func sessionEnded() { runningSessions.wrappingSubtract(1, ordering: .releasing) }

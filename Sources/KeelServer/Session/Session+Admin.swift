@@ -3,7 +3,8 @@
 // check itself is done before dispatch.)
 //
 // - STATS: `ObjectStore.statistics()` (objects per entity, per store file KeelStorage's figures;
-//   with `contents`, what the trees hold and the compression of values), and the connections.
+//   with `contents`, what the trees hold and the compression of values), the connections served
+//   and those refused at `limits.maxConnections`.
 // - COMPACT: `ObjectStore.compact()` — saves wait for it, reads do not.
 // - VERIFY: `ObjectStore.verifyAll()`: KeelStorage's page and tree checks of every store file,
 //   then the object layer's; each fault in `details.faults` as `StoreFault.json`.
@@ -19,7 +20,9 @@ extension Session {
         guard case .object(var members) = try server.store.statistics(contents: request.arguments["contents"]?.boolValue ?? false) else {
             return nil
         }
-        members["connections"] = .int(Int64(server.liveConnections.count))
+        members["connections"] = .int(Int64(server.connectionCount))
+        members["connectionsRefused"] = .int(Int64(server.refusedConnectionCount))
+        members["connectionsRefusedNoDescriptors"] = .int(Int64(server.refusedForDescriptorsCount))
         let written = server.sessionActivity.written
         members["replies"] = .int(Int64(written.replies))
         members["replyParts"] = .int(Int64(written.parts))
