@@ -20,6 +20,8 @@
 // retried: after a failed fdatasync Linux may have dropped the dirty pages, so a retry that
 // "succeeds" proves nothing.
 
+import Synchronization
+
 final class GroupCommit: @unchecked Sendable {
     // `@unchecked Sendable`: every mutable field below, and each waiter's `wake` until its parker
     // is unparked, is guarded by `lock`.
@@ -27,11 +29,12 @@ final class GroupCommit: @unchecked Sendable {
     /// Guarded by `lock`: the last frame sequence appended, and the last one known durable.
     private var appended: UInt64 = 0
     private var synced: UInt64 = 0
-    /// Guarded by `lock`: the transaction of the last frame appended, and the last transaction an
-    /// fdatasync has really made durable (not advanced by `markDurableWithoutSync`): what new
-    /// frames record as their durable lag (LogFormat.swift).
+    /// Guarded by `lock`: the transaction of the last frame appended.
     private var appendedTransaction: TransactionID
-    private var fsyncedTransaction: TransactionID
+    /// The last transaction an fdatasync has really made durable (not advanced by
+    /// `markDurableWithoutSync`): what new frames record as their durable lag (LogFormat.swift).
+    /// Written under `lock`, read by committers without it.
+    private let fsyncedTransaction: Atomic<UInt64>
     /// A leader is syncing, or has been chosen to (woken with `.lead`).
     private var syncing = false
     private var failure: StorageError?
@@ -72,7 +75,7 @@ final class GroupCommit: @unchecked Sendable {
         appended = start.rawValue
         synced = start.rawValue
         appendedTransaction = durableTransaction
-        fsyncedTransaction = durableTransaction
+        fsyncedTransaction = Atomic(durableTransaction.rawValue)
         self.syncLog = syncLog
         self.publish = publish
     }
@@ -86,11 +89,7 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// The last transaction an fdatasync of the log has made durable.
-    var durableTransaction: TransactionID {
-        lock.lock()
-        defer { lock.unlock() }
-        return fsyncedTransaction
-    }
+    var durableTransaction: TransactionID { TransactionID(fsyncedTransaction.load(ordering: .acquiring)) }
 
     /// How many fdatasyncs committers have issued.
     var syncs: UInt64 {
@@ -175,7 +174,9 @@ final class GroupCommit: @unchecked Sendable {
             }
             if syncError == nil {
                 synced = max(synced, upTo)
-                if upToTransaction > fsyncedTransaction { fsyncedTransaction = upToTransaction }
+                if upToTransaction.rawValue > fsyncedTransaction.load(ordering: .relaxed) {
+                    fsyncedTransaction.store(upToTransaction.rawValue, ordering: .releasing)
+                }
                 publish(FrameSequence(synced))
             }
             var woken = takeCovered()

@@ -22,7 +22,8 @@ struct Backup: AsyncParsableCommand {
 
     func run() async throws {
         if !location.isOnline {
-            let folder = (destination as NSString).deletingLastPathComponent
+            // (By hand: swift-corelibs-foundation's `deletingLastPathComponent` traps on a bare name.)
+            let folder = destination.lastIndex(of: "/").map { String(destination[..<$0]) } ?? ""
             var isDirectory: ObjCBool = false
             if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) || !isDirectory.boolValue {
                 throw Failure("cannot write the backup \(destination): there is no folder \(folder)")
