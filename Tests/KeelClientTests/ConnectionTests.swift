@@ -98,9 +98,10 @@ struct ConnectionTests {
 
     @Test("a request no line can carry fails before it is sent, and the connection stays usable")
     func clientSideChecks() async throws {
-        let daemon = try LiveDaemon(limits: ["maxRequestBytes": 4096])
+        let daemon = try LiveDaemon(limits: ["maxRequestBytes": 4096, "maxConnections": 40])
         let connection = try await daemon.connect()
         #expect(connection.hello.limits.maxRequestBytes == 4096)
+        #expect(connection.hello.limits.maxConnections == 40)
         let injected = await keelError { _ = try await connection.request("PING\n1 QUIT") }
         #expect(injected?.code == .badRequest)
         let array = await keelError { _ = try await connection.request("GET", ["a", "b"]) }

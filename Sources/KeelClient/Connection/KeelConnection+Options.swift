@@ -73,6 +73,8 @@ extension KeelConnection {
             public let inFlightRequests: Int
             public let subscriberQueueLength: Int
             public let maxBufferedBytes: Int
+            /// Connections the daemon serves at once (one more is answered `* ERR BUSY`).
+            public let maxConnections: Int
         }
 
         init(_ json: JSON) throws(KeelError) {
@@ -90,7 +92,7 @@ extension KeelConnection {
                 maxRequestBytes: limit("maxRequestBytes", 16 << 20), contextsPerConnection: limit("contextsPerConnection", 64),
                 pendingObjectsPerContext: limit("pendingObjectsPerContext", 100_000),
                 inFlightRequests: limit("inFlightRequests", 1024), subscriberQueueLength: limit("subscriberQueueLength", 1024),
-                maxBufferedBytes: limit("maxBufferedBytes", 4 << 20))
+                maxBufferedBytes: limit("maxBufferedBytes", 4 << 20), maxConnections: limit("maxConnections", 1024))
             self.coalesceMicros = json["coalesceMicros"]?.intValue.map { Int(clamping: $0) }
             self.json = json
         }
