@@ -133,10 +133,7 @@ enum LogScanner {
                 stopReason = "salt mismatch at \(position)"
                 break
             }
-            guard frameHead.storedLength > 0, Int(frameHead.storedLength) <= pageSize,
-                frameHead.flags.rawValue & ~UInt16(3) == 0,
-                frameHead.flags.contains(.compressed) || Int(frameHead.storedLength) == pageSize
-            else {
+            guard frameHead.hasPossibleLength(pageSize: pageSize) else {
                 stopReason = "impossible frame length or flags at \(position)"
                 break
             }
@@ -233,8 +230,7 @@ enum LogScanner {
         }
         /// Whether `h`, at `position`, is of this generation with a possible length.
         func plausible(_ h: LogFormat.FrameHeader, at position: UInt64) -> Bool {
-            h.salt == salt && h.storedLength > 0 && Int(h.storedLength) <= pageSize && h.flags.rawValue & ~UInt16(3) == 0
-                && (h.flags.contains(.compressed) || Int(h.storedLength) == pageSize) && position + head + UInt64(h.storedLength) <= size
+            h.salt == salt && h.hasPossibleLength(pageSize: pageSize) && position + head + UInt64(h.storedLength) <= size
         }
         /// Whether the frame `h` at `position` checks out chained from `previous`.
         func holds(_ h: LogFormat.FrameHeader, at position: UInt64, after previous: UInt32) throws(StorageError) -> Bool {

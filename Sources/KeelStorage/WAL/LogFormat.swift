@@ -143,6 +143,13 @@ enum LogFormat {
             durableLag == 0 ? nil : TransactionID(transaction.rawValue - UInt64(durableLag))
         }
 
+        /// Whether the stored length and flags are possible for a log of `pageSize`-byte pages
+        /// (known flags only; an uncompressed payload is exactly one page).
+        func hasPossibleLength(pageSize: Int) -> Bool {
+            storedLength > 0 && Int(storedLength) <= pageSize && flags.rawValue & ~UInt16(3) == 0
+                && (flags.contains(.compressed) || Int(storedLength) == pageSize)
+        }
+
         /// Writes the header fields (not the checksum) into `b[0..<28]`.
         func encodeFields(into b: UnsafeMutableRawBufferPointer) {
             b.storeBytes(of: page.rawValue.littleEndian, toByteOffset: 0, as: UInt32.self)
