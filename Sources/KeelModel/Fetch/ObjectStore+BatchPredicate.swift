@@ -10,15 +10,20 @@ extension ObjectStore {
         entity: EntityID, includeSubentities: Bool = true, predicate: BoundPredicate?, values: [Int: Value]
     ) throws(KeelError) -> SaveResult {
         try checkEntity(entity)
-        return try performSave(stores: [storeIndex(of: entity)]) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
+        var set = 0
+        var result = try performSave(stores: [storeIndex(of: entity)]) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
             let matched = try matching(entity, includeSubentities, predicate)
             let replay = SaveReplay(session: session, policy: .error, reservedMarks: marks)
             let ordered = values.sorted { $0.key < $1.key }
+            set = 0
             for id in matched where try session.exists(id) {
                 for (field, value) in ordered { try replay.set(id, field, value) }
+                set += 1
             }
             return [:]
         }
+        result.matched = set
+        return result
     }
 
     /// Deletes every object of `entity` (and its sub-entities) that `predicate` matches, with

@@ -131,6 +131,9 @@ public struct SaveResult: Sendable {
     /// Under `objectTrumps`/`storeTrumps`, inserted objects merged into the existing holder of a
     /// unique key (upsert): inserted ID → the existing object's ID.
     public var merged: [ObjectID: ObjectID]
+    /// A batch update's objects that its predicate matched and it set (`updated` also holds
+    /// the objects whose inverse relationships changed with them); nil for other saves.
+    public var matched: Int?
 
     public init(
         saveID: SaveID?, inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = [],

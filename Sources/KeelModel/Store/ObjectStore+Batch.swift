@@ -30,7 +30,8 @@ extension ObjectStore {
         entity: EntityID, includeSubentities: Bool = true, where filter: (StoredObject) -> Bool, values: [Int: Value]
     ) throws(KeelError) -> SaveResult {
         try checkEntity(entity)
-        return try performSave(stores: [storeIndex(of: entity)]) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
+        var set = 0
+        var result = try performSave(stores: [storeIndex(of: entity)]) { (session, marks) throws(KeelError) -> [ObjectID: ObjectID] in
             var matched: [ObjectID] = []
             try session.scanStored(entity, includeSubentities: includeSubentities) { object in
                 if filter(object) { matched.append(object.id) }
@@ -38,11 +39,15 @@ extension ObjectStore {
             }
             let replay = SaveReplay(session: session, policy: .error, reservedMarks: marks)
             let ordered = values.sorted { $0.key < $1.key }
+            set = 0
             for id in matched where try session.exists(id) {
                 for (field, value) in ordered { try replay.set(id, field, value) }
+                set += 1
             }
             return [:]
         }
+        result.matched = set
+        return result
     }
 
     /// Deletes every object of `entity` (and its sub-entities) that `filter` accepts, with delete

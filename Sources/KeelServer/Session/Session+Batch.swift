@@ -43,7 +43,9 @@ extension Session {
         let values = try WireValues.decode(request.arguments["values"] ?? [:], for: entity, in: model)
         let predicate = try Self.predicate(request, entity: entity, model: model)
         let result = try server.store.batchUpdate(entity: entity.id, predicate: predicate, values: values)
-        return ["updated": .int(Int64(result.updated.count)), "txn": ContextTerms.txn(result)]
+        // The objects the predicate matched (as Core Data's batch update counts them), not the
+        // others whose inverse relationships changed with them (those are in the save's history).
+        return ["updated": .int(Int64(result.matched ?? result.updated.count)), "txn": ContextTerms.txn(result)]
     }
 
     func batchDelete(_ request: Request) throws(KeelError) -> JSON? {
