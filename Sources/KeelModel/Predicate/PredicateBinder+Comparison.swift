@@ -82,7 +82,14 @@ extension PredicateBinder {
             }
             return try convert(raw, to: type, allowList: true)
         case .in:
-            return try convert(raw, to: type, allowList: true)
+            let bound = try convert(raw, to: type, allowList: true)
+            switch bound {
+            case .list, .constant(.string): return bound  // membership; a substring test
+            default:
+                // `age IN 5` is not a membership test (Foundation raises on it): say so rather
+                // than read it as `==`.
+                throw PredicateError.at(raw.position, expected: "a list ({a, b}), an array argument or text after IN", found: raw.described)
+            }
         default:
             return try convert(raw, to: type, allowList: false)
         }

@@ -84,6 +84,7 @@ let errorCases: [ErrorCase] = [
     ErrorCase("SELF == 'Employee/0'", at: 8, "an object ID like \"Employee/1\""),
     ErrorCase("age BETWEEN {1}", at: 12, "{low, high}"),
     ErrorCase("age BETWEEN 1", at: 12, "{low, high}"),
+    ErrorCase("age IN 5", at: 7, "a list ({a, b}), an array argument or text after IN"),
     ErrorCase("age CONTAINS '3'", at: 0, "a string key path"),
     ErrorCase("department BEGINSWITH 'S'", at: 0, "a string key path"),
     ErrorCase("name MATCHES '(['", at: 13, "a valid regular expression"),
