@@ -82,8 +82,18 @@ extension Store {
         } catch {
             faults.append(VerifyFault(page: error.page, tree: nil, message: "free list: \(error.message)"))
         }
-        for (i, o) in owner.enumerated() where o == 0 {
-            faults.append(VerifyFault(page: PageNumber(UInt32(i)), tree: nil, message: "page is neither reachable nor free (leaked, I12)"))
+        let unclaimed = owner.indices.filter { owner[$0] == 0 }
+        if faults.isEmpty {
+            for i in unclaimed {
+                faults.append(VerifyFault(page: PageNumber(UInt32(i)), tree: nil, message: "page is neither reachable nor free (leaked, I12)"))
+            }
+        } else if !unclaimed.isEmpty {
+            // Damage stopped a walk: the pages under it were not reached, which does not make
+            // them leaked. One line for all of them, not one per page.
+            let shown = unclaimed.prefix(10).map(String.init).joined(separator: ", ")
+            faults.append(VerifyFault(
+                page: nil, tree: nil,
+                message: "\(unclaimed.count) page\(unclaimed.count == 1 ? " was" : "s were") not reached — under the damage above, or leaked (I12): \(shown)\(unclaimed.count > 10 ? ", …" : "")"))
         }
         report.faults = faults
         report.pagesRead = source.pagesRead
