@@ -83,18 +83,30 @@ extension ObjectSnapshot {
         }
         let roots = model.entities.filter { $0.parent == nil }
         var total: UInt64 = 0
-        for root in roots { total += UInt64(try count(root.id, includeSubentities: true)) }
+        for root in roots { total += UInt64((try? count(root.id, includeSubentities: true)) ?? 0) }
         var done: UInt64 = 0
+        // Damage that stops a walk (a row or key that cannot be read) is a fault of its own; the
+        // other entities and the trees are still checked.
         for root in roots {
-            try scan(root.id, includeSubentities: true) { (o) throws(KeelError) -> Bool in
-                done += 1
-                if done % 4096 == 0 { progress(WorkProgress(task: "checking objects", done: done, total: total)) }
-                try verifyObject(o) { kind, tree, message in fault(kind, o.id, tree, message) }
-                return true
+            do throws(KeelError) {
+                try scan(root.id, includeSubentities: true) { (o) throws(KeelError) -> Bool in
+                    done += 1
+                    if done % 4096 == 0 { progress(WorkProgress(task: "checking objects", done: done, total: total)) }
+                    try verifyObject(o) { kind, tree, message in fault(kind, o.id, tree, message) }
+                    return true
+                }
+            } catch {
+                faults.append(StoreFault(
+                    kind: "read", message: "reading the \(root.name) objects stopped: \(error.message)",
+                    store: model.configuration(of: root.id), tree: nil, object: nil))
             }
         }
         progress(WorkProgress(task: "checking objects", done: done, total: max(done, total)))
-        try verifyTrees(fault)
+        do throws(KeelError) {
+            try verifyTrees(fault)
+        } catch {
+            faults.append(StoreFault(kind: "read", message: "checking the indexes and links stopped: \(error.message)", store: nil, tree: nil, object: nil))
+        }
         return faults
     }
 

@@ -94,3 +94,22 @@ struct MissingStoreFileTests {
         #expect(error?.code == .modelMismatch, "\(String(describing: error))")
     }
 }
+
+@Suite("verify reports damage that stops a walk, and goes on")
+struct VerifyStopsTests {
+    @Test("a row that cannot be read is a 'read' fault, not an error; the other entities and the trees are still checked")
+    func unreadableRow() throws {
+        let f = try StoreFixture()
+        _ = try f.insert("Employee", ["name": .string("Kim")])
+        _ = try f.insert("Department", ["name": .string("Sales")])
+        let employee = f.model.id("Employee")
+        let tree = TreeLayout(model: f.model).objects[employee.index]
+        // A row whose bytes are no row (as a forged or damaged page would hold), among the others.
+        try f.store.stores[0].write { txn in
+            try txn.openTree(tree).put(key: KeyEncoding.objectKey(ObjectID(entity: employee, number: 999)), value: [0xFF, 0xFF, 0xFF])
+        }
+        let faults = try f.store.verify()
+        #expect(faults.contains { $0.kind == "read" && $0.message.hasPrefix("reading the Person objects stopped:") }, "\(faults)")
+        #expect(faults.count == 1, "the Department and the trees were still checked, and are sound: \(faults)")
+    }
+}
