@@ -91,8 +91,8 @@ public enum CommandTable {
             arguments: [
                 ArgumentSpec("$id", .string, required: true, "the source object"),
                 ArgumentSpec("relationship", .string, required: true, "a relationship of its entity"),
-                ArgumentSpec("add", .strings, "IDs to add (or, for a to-one, the one to set)"),
-                ArgumentSpec("remove", .strings, "IDs to remove"),
+                ArgumentSpec("add", .strings, "IDs to add, each of an object that exists (or, for a to-one, the one to set)"),
+                ArgumentSpec("remove", .strings, "IDs to remove; one that is not a member (existing or not) is left alone, as Core Data's `removeFrom…`"),
                 ArgumentSpec("context", .string, "the context (default `main`)"),
             ],
             reply: "`OK`", "Adds and removes related objects; inverses follow."),
@@ -133,7 +133,8 @@ public enum CommandTable {
                 ArgumentSpec("vars", .object, "values for `$NAME`"),
                 ArgumentSpec("values", .object, required: true, "the values to set"),
             ],
-            reply: #"`OK {"updated":n,"txn":T}`"#, "Updates every matching object in one transaction."),
+            reply: #"`OK {"updated":n,"txn":T}`"#,
+            "Updates every matching object in one transaction; `updated` counts the objects the predicate matched (not those whose inverse relationships changed with them: they are in the save's `HISTORY` and events)."),
         CommandSpec(
             "BATCH.DELETE", group: .batch,
             arguments: [
