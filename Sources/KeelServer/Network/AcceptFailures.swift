@@ -123,8 +123,17 @@ final class DescriptorReserve: Sendable {
                 // The listening socket is non-blocking: EAGAIN once the backlog is empty.
                 let fd = accept(listening, nil, nil)
                 guard fd >= 0 else { break }
-                // A Unix socket's peer reads the line before it sees the close, whatever it sent.
                 _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                // What the client sent already is read and dropped before the close: a Unix socket
+                // closed with unread data resets its peer, whose read may then fail before it
+                // reaches the line. (A request that arrives after this still finds the line.)
+                var sink = [UInt8](repeating: 0, count: 4096)
+                var drained = 0
+                while drained < 1 << 16 {
+                    let got = sink.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                    guard got > 0 else { break }
+                    drained += got
+                }
                 close(fd)
                 answered += 1
             }
