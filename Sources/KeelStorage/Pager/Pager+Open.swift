@@ -19,10 +19,14 @@ extension Pager {
                 defer { try? log.close() }
                 var head = [UInt8](repeating: 0, count: LogFormat.headerSize + LogFormat.frameHeaderSize)
                 let got = try head.withMutableBytes { (b) throws(StorageError) in try log.read(into: b, at: 0) }
-                let salt = { (at: Int) in head[at..<(at + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
-                if got == head.count, Array(head[0..<8]) == LogFormat.magic, salt(24) != 0,
-                    salt(24) == salt(LogFormat.headerSize + 24)
-                {
+                let holdsFrames = got == head.count && head.withUnsafeBytes { b in
+                    // A damaged header under the magic is damage too (an open with the page file
+                    // refuses it as well).
+                    guard case .valid(let header) = LogFormat.Header.decode(UnsafeRawBufferPointer(rebasing: b[..<LogFormat.headerSize]))
+                    else { return b.prefix(8).elementsEqual(LogFormat.magic) }
+                    return LogFormat.FrameHeader.decode(UnsafeRawBufferPointer(rebasing: b[LogFormat.headerSize...])).salt == header.salt
+                }
+                if holdsFrames {
                     throw StorageError(
                         .corrupt, "the store's log holds transactions but its page file is missing: it was removed or lost. Restore it from a backup (or move the log aside to start an empty store)",
                         path: path)
