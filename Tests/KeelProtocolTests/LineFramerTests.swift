@@ -74,6 +74,33 @@ struct LineFramerTests {
         if case .tooLong = out.last {} else { Issue.record("expected tooLong last, got \(out)") }
     }
 
+    @Test("at the end of the input the line under way is the last line; between lines nothing is emitted")
+    func finish() {
+        func finished(_ text: String, limit: Int = 16) -> [LineFramer.Frame] {
+            var framer = LineFramer(maximumLength: limit)
+            var out: [LineFramer.Frame] = []
+            for byte in Array(text.utf8) { framer.feed([byte]) { out.append($0) } }
+            framer.finish { out.append($0) }
+            #expect(framer.isBetweenLines)
+            return out
+        }
+        #expect(finished("a PING\nb PING") == [.line(Array("a PING".utf8)), .line(Array("b PING".utf8))])
+        #expect(finished("a PING\nb PING\r") == [.line(Array("a PING".utf8)), .line(Array("b PING".utf8))])
+        #expect(finished("a PING\n") == [.line(Array("a PING".utf8))])
+        #expect(finished("") == [])
+        // An over-long last line is reported once, with its tag, whether it was being skipped or
+        // is gathered up to the limit's slack byte.
+        for text in ["t9 " + String(repeating: "x", count: 40), "t9 " + String(repeating: "x", count: 14)] {
+            let out = finished(text)
+            #expect(out.count == 1, "\(text.count) bytes: \(out)")
+            if case .tooLong(let prefix) = out.first {
+                #expect(Request.leadingTag(of: prefix) == "t9")
+            } else {
+                Issue.record("expected tooLong, got \(out)")
+            }
+        }
+    }
+
     @Test("a line of exactly the limit passes, also with a CR; one byte more does not")
     func boundary() {
         let exact = Array(repeating: UInt8(ascii: "a"), count: 16)

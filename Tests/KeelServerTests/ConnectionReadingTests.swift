@@ -52,6 +52,35 @@ struct ConnectionReadingTests {
         #expect(try client.ok(#"n COUNT {"entity":"Computer"}"#) == ["count": 10147])
     }
 
+    @Test("A last request without its LF before the client shuts down its side is answered, not dropped")
+    func lastLineWithoutNewline() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        // `printf 'a PING'` — the request the end of input finishes; after others, and split.
+        for (round, pieces) in [["a PING"], ["x PING\n", "a PI", "NG"], ["x PING\r\na PING\r"]].enumerated() {
+            let client = try keeld.connect()
+            for piece in pieces {
+                try client.send(piece)
+                usleep(20_000)
+            }
+            shutdown(client.fd, Int32(SHUT_WR))
+            if pieces.count > 1 || pieces[0].hasPrefix("x") {
+                #expect(try client.line().hasPrefix("x OK"), "round \(round)")
+            }
+            #expect(try client.line().hasPrefix("a OK"), "round \(round)")
+            #expect(try client.readLine() == nil, "round \(round): the connection closes after the last reply")
+        }
+        // The unfinished last line of a client that does the work: an insert and its save.
+        let client = try keeld.connect()
+        try client.send("i \(Self.insert)\ns SAVE")
+        shutdown(client.fd, Int32(SHUT_WR))
+        #expect(try client.line().hasPrefix("i OK"))
+        #expect(try client.line().hasPrefix("s OK"))
+        let reader = try keeld.connect()
+        #expect(try reader.ok(#"n COUNT {"entity":"Computer"}"#) == ["count": 1])
+    }
+
     @Test("A burst split at every byte is the same requests, answered in order")
     func splitAtEveryByte() throws {
         let keeld = try Keeld()

@@ -10,6 +10,10 @@
 // only a line split across pieces is gathered in `buffer`, which is handed over whole when the
 // line ends (never kept at the size of the longest line seen, which would cost an allocation of
 // that size for every later line).
+//
+// At the end of the input (the peer shut its writing side) `finish` takes what is buffered as
+// the last line, as a shell's `read` or Python's `readline` do: `printf 'a HELLO'` without its
+// LF is answered, not dropped without a word.
 
 import Glibc
 
@@ -40,6 +44,27 @@ public struct LineFramer: Sendable {
     /// in place instead of feeding it (KeelClient's reply lines), as long as it is not over
     /// `maximumLength` — the framer would only copy it out.
     public var isBetweenLines: Bool { buffer.isEmpty && !skipping }
+
+    /// The input has ended: a line under way without its LF is emitted as a line (a CR at its end
+    /// dropped, as before an LF), and an over-long line being skipped is reported `.tooLong`.
+    /// Nothing is emitted between lines. The framer is then between lines again.
+    public mutating func finish(_ emit: (Frame) throws -> Void) rethrows {
+        if skipping {
+            skipping = false
+            let prefix = skippedPrefix
+            skippedPrefix = []
+            try emit(.tooLong(prefix: prefix))
+        } else if !buffer.isEmpty {
+            var line = buffer
+            buffer = []
+            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+            if line.count > maximumLength {
+                try emit(.tooLong(prefix: Array(line.prefix(64))))
+            } else {
+                try emit(.line(line))
+            }
+        }
+    }
 
     /// Feeds bytes from memory: the daemon's hot path, specialised here once rather than
     /// instantiated generically for every read.

@@ -32,6 +32,7 @@ extension ConnectionHandler {
             return
         }
         inputEnded = true
+        processBacklog(context: context)
         endBurst(context: context)
         closeIfFinished()
         updateWaiting()
@@ -40,7 +41,6 @@ extension ConnectionHandler {
     /// Frames backlog bytes one line at a time until none is left or the connection is over a
     /// limit; then hands over what the burst produced.
     func processBacklog(context: ChannelHandlerContext) {
-        let limit = framer.maximumLength
         // Read once per pass: the gate's count only falls meanwhile, except by this loop's
         // own `inline` (counted below) and the thread's output (which waits on the gate itself).
         outputAtStart = link?.gate.bufferedBytes ?? 0
@@ -51,17 +51,7 @@ extension ConnectionHandler {
                 while offset < raw.count, !closing, !isOverLimit {
                     let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
                     let end = LineFramer.firstNewline(in: rest).map { $0 + 1 } ?? rest.count
-                    framer.feed(UnsafeRawBufferPointer(rebasing: rest[..<end])) { frame in
-                        guard !closing else { return }
-                        switch frame {
-                        case .line(let line):
-                            handle(line)
-                        case .tooLong(let prefix):
-                            let tag = Request.leadingTag(of: prefix) ?? "*"
-                            emit(.reply(.error(tag: tag, KeelError(
-                                .tooLarge, "the request line is longer than the limit of \(limit) bytes (maxRequestBytes)"))))
-                        }
-                    }
+                    framer.feed(UnsafeRawBufferPointer(rebasing: rest[..<end]), take)
                     offset += end
                 }
                 return offset
@@ -70,7 +60,24 @@ extension ConnectionHandler {
             if buffer.readableBytes == 0 { backlog.removeFirst() } else { backlog[0] = buffer }
         }
         if closing { backlog.removeAll() }
+        // The input ended with a line still under way (no LF before the shutdown): it is the
+        // last request, answered like the others.
+        if inputEnded, backlog.isEmpty, !closing { framer.finish(take) }
         if !backlog.isEmpty { endBurst(context: context) }
+    }
+
+    /// One frame of the request stream: a line to handle, or a line over the limit to refuse.
+    /// (Called while `framer` is being fed: it must not touch `framer`.)
+    private func take(_ frame: LineFramer.Frame) {
+        guard !closing else { return }
+        switch frame {
+        case .line(let line):
+            handle(line)
+        case .tooLong(let prefix):
+            let tag = Request.leadingTag(of: prefix) ?? "*"
+            emit(.reply(.error(tag: tag, KeelError(
+                .tooLarge, "the request line is longer than the limit of \(server.limits.maxRequestBytes) bytes (maxRequestBytes)"))))
+        }
     }
 
     /// The burst is over (or paused): the replies answered here go out in one write, the rest
