@@ -33,11 +33,14 @@ struct BatchAndAdminTests {
         try c.ok("r REFRESH")
         #expect(try c.ok(#"g GET {"$id":"Employee/2"}"#)?["age"] == 44)
         try c.fails(#"u2 BATCH.UPDATE {"entity":"Employee","values":{"age":999}}"#, "VALIDATION")
-        #expect(try c.ok(#"u3 BATCH.UPDATE {"entity":"Employee","predicate":"FALSEPREDICATE","values":{"age":1}}"#)?["updated"] == 0)
+        // Nothing matched: nothing written, no transaction (the next save takes txn 4).
+        #expect(try c.ok(#"u3 BATCH.UPDATE {"entity":"Employee","predicate":"FALSEPREDICATE","values":{"age":1}}"#) == ["updated": 0, "txn": .null])
+        #expect(try c.ok(#"d0 BATCH.DELETE {"entity":"Employee","predicate":"age > 1000"}"#) == ["deleted": 0, "txn": .null])
         // A relationship set by a batch changes the inverses too; "updated" counts the objects
         // the predicate matched (one here), not Company/1 and Company/2, whose employees changed.
         let moved = try #require(try c.ok(#"u4 BATCH.UPDATE {"entity":"Employee","predicate":"name == 'Kim'","values":{"company":"Company/2"}}"#))
         #expect(moved["updated"] == 1, "\(moved)")
+        #expect(moved["txn"] == 4, "\(moved)")
         try c.ok("r1 REFRESH")
         #expect(try c.ok(#"g2 GET {"$id":"Company/2"}"#)?["employees"] == ["Employee/1"])
 

@@ -67,5 +67,6 @@ public struct BatchInsertResult: Sendable, Equatable {
 public struct BatchResult: Sendable, Equatable {
     /// Objects updated, or deleted (cascades included).
     public let count: Int
+    /// The batch's transaction; nil when it matched nothing (nothing was written).
     public let txn: Int64?
 }

@@ -48,8 +48,10 @@ extension ObjectStore {
             var reachedCommit = false
             defer { if gateHeld { snapshotGate.unlock() } }
             do throws(KeelError) {
-                let (outcome, ticket) = try nestDeferringSync(order, session) { () throws(KeelError) -> (SaveResult, HistoryRecord) in
-                    let outcome = try runSave(session, order: order, saveID: saveID, marks: marks, apply)
+                let (ran, ticket) = try nestDeferringSync(order, session) { () throws(KeelError) -> (SaveResult, HistoryRecord)? in
+                    guard let outcome = try runSave(session, order: order, saveID: saveID, marks: marks, unchangedIsNoSave: true, apply) else {
+                        return nil
+                    }
                     if order.count > 1, let first = order.last {
                         try writeIntent(session, first: first, order: order, saveID: saveID)
                         snapshotGate.lockExclusive()
@@ -58,6 +60,10 @@ extension ObjectStore {
                     reachedCommit = true
                     return outcome
                 }
+                // Nothing matched (a BATCH.UPDATE or BATCH.DELETE whose predicate chose no object):
+                // no page was written, so the engine committed nothing — no transaction, no fsync,
+                // no history record, no event, and no save ID used.
+                guard let outcome = ran else { return (SaveResult(saveID: nil), (ticket, home)) }
                 counter.last = saveID
                 committed.store(saveID, ordering: .releasing)
                 if gateHeld {
@@ -90,8 +96,8 @@ extension ObjectStore {
             }
         }
         onCommit()
+        guard let saveID = result.saveID else { return result }
         // Outside the save lock: saves committed meanwhile share this fsync.
-        let saveID = result.saveID ?? SaveID(rawValue: 0)
         do throws(StorageError) {
             try stores[home].waitDurable(ticket)
         } catch {
@@ -106,16 +112,22 @@ extension ObjectStore {
     /// first): apply its changes, validate, flush rows and indexes, put its history record (and,
     /// spanning several stores, each store's `applied` mark), prune history. A single-store save
     /// grouped with others (ObjectStore+SaveGroup.swift) runs exactly this, one after another in
-    /// the shared transaction.
+    /// the shared transaction. With `unchangedIsNoSave`, a save that changed no object and wrote
+    /// no page returns nil before its history record: it is no save at all.
     func runSave(
-        _ session: SaveSession, order: [Int], saveID: UInt64, marks: [UInt64],
+        _ session: SaveSession, order: [Int], saveID: UInt64, marks: [UInt64], unchangedIsNoSave: Bool = false,
         _ apply: (SaveSession, _ reservedMarks: [UInt64]) throws(KeelError) -> [ObjectID: ObjectID]
-    ) throws(KeelError) -> (SaveResult, HistoryRecord) {
+    ) throws(KeelError) -> (SaveResult, HistoryRecord)? {
         let home = order[0]
+        let changeMarks = unchangedIsNoSave ? order.map { session.txn($0).changeMark } : []
         let merged = try apply(session, marks)
         let failures = try SaveValidator.validate(session)
         if !failures.isEmpty { throw SaveValidator.error(failures) }
         let summary = try session.flush()
+        if unchangedIsNoSave, summary.inserted.isEmpty, summary.updated.isEmpty, summary.deleted.isEmpty,
+           order.indices.allSatisfy({ session.txn(order[$0]).changeMark == changeMarks[$0] }) {
+            return nil
+        }
         let record = HistoryRecord(
             saveID: SaveID(rawValue: saveID), time: Self.nowMilliseconds(), inserted: summary.inserted,
             updated: summary.updated, deleted: summary.deleted)

@@ -276,7 +276,9 @@ extension ObjectStore {
                             model: model, layout: layout, storeCount: stores.count, freshAbove: next.stored, trees: trees)
                         session.txns[home] = txn
                         do throws(KeelError) {
-                            let (result, record) = try runSave(session, order: [home], saveID: next.last + 1, marks: save.marks, apply)
+                            guard let (result, record) = try runSave(session, order: [home], saveID: next.last + 1, marks: save.marks, apply) else {
+                                preconditionFailure("runSave returns nil only when asked to (unchangedIsNoSave)")
+                            }
                             next.last += 1
                             next.noteStored(result.inserted)
                             ran.append((m, result, record))

@@ -134,7 +134,7 @@ public enum CommandTable {
                 ArgumentSpec("values", .object, required: true, "the values to set"),
             ],
             reply: #"`OK {"updated":n,"txn":T}`"#,
-            "Updates every matching object in one transaction; `updated` counts the objects the predicate matched (not those whose inverse relationships changed with them: they are in the save's `HISTORY` and events)."),
+            "Updates every matching object in one transaction; `updated` counts the objects the predicate matched (not those whose inverse relationships changed with them: they are in the save's `HISTORY` and events). When nothing matches nothing is written: `txn` is `null` (no transaction, no `HISTORY` record, no event)."),
         CommandSpec(
             "BATCH.DELETE", group: .batch,
             arguments: [
@@ -143,7 +143,7 @@ public enum CommandTable {
                 ArgumentSpec("args", .array, "values for `%@`"),
                 ArgumentSpec("vars", .object, "values for `$NAME`"),
             ],
-            reply: #"`OK {"deleted":n,"txn":T}`"#, "Deletes every matching object in one transaction, delete rules applied."),
+            reply: #"`OK {"deleted":n,"txn":T}`"#, "Deletes every matching object in one transaction, delete rules applied. When nothing matches nothing is written: `txn` is `null`."),
         // Changes and history
         CommandSpec(
             "SUBSCRIBE", group: .notifications,

@@ -312,6 +312,43 @@ struct ObjectStoreTests {
         try f.expectConsistent()
     }
 
+    @Test("a batch update or delete that matches nothing is no save: no engine transaction, no history record, no event, no save ID used")
+    func emptyBatches() throws {
+        let f = try StoreFixture()
+        try f.insert("Department", ["name": .string("Ops")])
+        let heard = Mutex<[SaveID]>([])
+        let token = f.store.addObserver { record in heard.withLock { $0.append(record.saveID) } }
+        defer { f.store.removeObserver(token) }
+        let employee = f.model.id("Employee")
+        let age = f.model.field("Employee", "age")
+        func lastTransactions() throws -> [UInt64] { try f.store.storeStatistics().map(\.report.lastTransaction) }
+        let before = try lastTransactions()
+        let saved = f.store.lastSaveID
+        let binder = PredicateBinder(model: f.model)
+        let nobody = try binder.bind("age > 200", to: employee)
+        let results = [
+            try f.store.batchUpdate(entity: employee, where: { _ in true }, values: [age: .int(1)]),
+            try f.store.batchDelete(entity: employee, where: { _ in true }),
+            try f.store.batchUpdate(entity: employee, predicate: nobody, values: [age: .int(1)]),
+            try f.store.batchDelete(entity: employee, predicate: nobody),
+        ]
+        for result in results {
+            #expect(result.saveID == nil)
+            #expect(result.updated.isEmpty && result.deleted.isEmpty)
+        }
+        #expect(results[2].matched == 0)
+        #expect(try lastTransactions() == before)
+        #expect(f.store.lastSaveID == saved)
+        #expect(try f.store.history(after: saved).isEmpty)
+        #expect(heard.withLock { $0 }.isEmpty)
+        // The next save that changes something takes the next save ID.
+        _ = try f.store.batchUpdate(entity: f.model.id("Department"), where: { _ in true }, values: [f.model.field("Department", "name"): .string("Dev")])
+        #expect(f.store.lastSaveID == SaveID(rawValue: saved.rawValue + 1))
+        #expect(heard.withLock { $0 } == [SaveID(rawValue: saved.rawValue + 1)])
+        #expect(try f.store.history(after: saved).count == 1)
+        try f.expectConsistent()
+    }
+
     @Test("a cascade over two entities of one tree, one target already changed in the save, nullify read from each target's row")
     func cascadeOverMixedTargets() throws {
         let f = try StoreFixture { $0.storage.syncMode = .off }
