@@ -81,7 +81,15 @@ struct Stats: AsyncParsableCommand {
         files.append(total)
         var lines = [Output.table(["entity", "objects"], objects), "", Output.table(header, files)]
         lines.append("")
-        lines.append("last save: \(number(stats["lastTxn"]))" + (stats["connections"].map { ", connections: \(number($0))" } ?? ""))
+        var last = "last save: \(number(stats["lastTxn"]))"
+        // Online (STATS from keeld): the daemon's connections, and those it turned away.
+        if let connections = stats["connections"] {
+            last += ", connections: \(number(connections))"
+            if let overLimit = stats["connectionsRefused"], let noDescriptors = stats["connectionsRefusedNoDescriptors"] {
+                last += " (refused: \(number(overLimit)) at limits.maxConnections, \(number(noDescriptors)) for want of descriptors)"
+            }
+        }
+        lines.append(last)
         return lines.joined(separator: "\n")
     }
 
