@@ -196,7 +196,11 @@ let package = Package(
         // Integration tests: the real keeld binary on a temporary socket.
         .testTarget(
             name: "KeelServerTests",
-            dependencies: ["KeelServer", "KeelProtocol", "KeelTestSupport"],
+            dependencies: [
+                "KeelServer", "KeelProtocol", "KeelTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // The client against a live keeld: the connection, streams, deadlines, the remote context.

@@ -15,6 +15,13 @@
 // unanswered for descriptors that may never come. (The backoff still applies after a read that
 // accepted some connections before failing.)
 //
+// When accept fails otherwise (ENOBUFS, ENOMEM: the kernel is short of memory), or for want of
+// descriptors with no connection answered (the spare could not be taken), the connections stay in
+// the backlog and the socket stays readable. Then the listening channel stops reading for
+// `retryInterval` (`pauseAccepting`: autoRead off, which takes the socket out of the event loop's
+// readable set, then on again, which puts it back and reads): one failed accept per interval, not
+// a spinning core.
+//
 // `AcceptFailureLog` logs a spell of failures once, when it begins (with the open-file limit and
 // the connections served), then at most once a minute while it lasts, and once when accepting
 // works again — not once per failed accept.
@@ -38,11 +45,24 @@ enum AcceptFailures {
     static let reminderInterval = TimeAmount.seconds(60)
 
     /// The handlers of the listening channel, in pipeline order.
-    static func handlers(server: ServerContext) -> [any ChannelHandler] {
+    static func handlers(server: ServerContext, retryInterval: TimeAmount = retryInterval) -> [any ChannelHandler] {
         [
             AcceptBackoffHandler(shouldForwardIOErrorCaught: true) { _ in retryInterval },
-            AcceptFailureLog(server: server),
+            AcceptFailureLog(server: server, retryInterval: retryInterval),
         ]
+    }
+
+    /// Stops `channel` (a listening channel) reading for `interval`: its socket leaves the event
+    /// loop's readable set (autoRead off), so connections waiting in the backlog wake nothing;
+    /// then autoRead is on again, which registers it and reads (accepts) at once. Call on the
+    /// channel's event loop.
+    static func pauseAccepting(_ channel: any Channel, for interval: TimeAmount) {
+        guard let options = channel.syncOptions, (try? options.getOption(.autoRead)) == true else { return }
+        guard (try? options.setOption(.autoRead, value: false)) != nil else { return }
+        channel.eventLoop.scheduleTask(in: interval) {
+            guard channel.isActive else { return }
+            try? channel.syncOptions?.setOption(.autoRead, value: true)
+        }
     }
 
     /// Whether an accept failed for want of descriptors (the spare helps with these).
@@ -158,6 +178,8 @@ final class AcceptFailureLog: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundOut = any Channel
 
     private let server: ServerContext
+    /// How long reading pauses after an accept that took nothing from the backlog.
+    private let retryInterval: TimeAmount
     /// Failed accepts in the current spell; 0 while accepting works.
     private var failures = 0
     /// Connections answered BUSY for want of descriptors in the current spell.
@@ -165,8 +187,9 @@ final class AcceptFailureLog: ChannelInboundHandler, RemovableChannelHandler {
     /// When the spell's failures were last logged.
     private var lastLogged = NIODeadline.distantPast
 
-    init(server: ServerContext) {
+    init(server: ServerContext, retryInterval: TimeAmount = AcceptFailures.retryInterval) {
         self.server = server
+        self.retryInterval = retryInterval
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -188,26 +211,32 @@ final class AcceptFailureLog: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         failures += 1
+        var answered = 0
         if AcceptFailures.isOutOfDescriptors(ioError) {
             let connections = server.connectionCount
             let line = Array(
                 Reply.error(tag: "*", KeelError(.busy, "keeld is out of file descriptors (\(connections) connections); try again later"))
                     .line().utf8)
-            let answered =
-                (try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
+            answered =
+                ((try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
                     server.descriptors.refuseWaiting(listening: fd, line: line)
-                }) ?? nil
-            refused += answered ?? 0
-            server.countRefusedForDescriptors(answered ?? 0)
+                }) ?? nil) ?? 0
+            refused += answered
+            server.countRefusedForDescriptors(answered)
         }
+        // Nothing taken from the backlog: the socket is still readable, and NIO would accept
+        // (and fail) again at once.
+        if answered == 0 { AcceptFailures.pauseAccepting(context.channel, for: retryInterval) }
         let now = NIODeadline.now()
         guard failures == 1 || now - lastLogged >= AcceptFailures.reminderInterval else { return }
         lastLogged = now
         let limit = AcceptFailures.openFileLimit.map { "\($0)" } ?? "unlimited"
         server.logger.warning(
-            failures == 1
-                ? "cannot accept connections: waiting ones are answered BUSY until descriptors are free"
-                : "still cannot accept connections",
+            failures > 1
+                ? "still cannot accept connections"
+                : AcceptFailures.isOutOfDescriptors(ioError)
+                    ? "cannot accept connections: waiting ones are answered BUSY until descriptors are free"
+                    : "cannot accept connections: trying again every \(retryInterval.nanoseconds / 1_000_000) ms",
             metadata: [
                 "error": "\(ioError)", "accept.failures": "\(failures)", "accept.refused": "\(refused)",
                 "connections": "\(server.connectionCount)", "limits.maxConnections": "\(server.limits.maxConnections)",
