@@ -85,7 +85,7 @@ public struct KeelError: Error, Sendable, CustomStringConvertible {
         var details: OrderedDictionary<String, JSON> = [:]
         if let page = error.page {
             details["page"] = .int(Int64(page.rawValue))
-            if !error.message.contains("\(page)") { places.append("\(page)") }
+            if !page.isNamed(in: error.message) { places.append("\(page)") }
         }
         if let path = error.path {
             details["file"] = .string(path)

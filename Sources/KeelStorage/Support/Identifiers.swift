@@ -11,6 +11,19 @@ public struct PageNumber: RawRepresentable, Hashable, Comparable, Sendable, Cust
     public static let meta = PageNumber(0)
     @inlinable public static func < (a: PageNumber, b: PageNumber) -> Bool { a.rawValue < b.rawValue }
     public var description: String { "page \(rawValue)" }
+
+    /// Whether `text` names this page ("page 7", not followed by another digit: "page 73" is
+    /// another page), so that a message that already says where is not told it twice.
+    public func isNamed(in text: String) -> Bool {
+        let name = Array(description.utf8)
+        let bytes = Array(text.utf8)
+        guard bytes.count >= name.count else { return false }
+        for start in 0...(bytes.count - name.count) where bytes[start..<start + name.count].elementsEqual(name) {
+            let end = start + name.count
+            if end == bytes.count || !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) { return true }
+        }
+        return false
+    }
 }
 
 /// The identity of a committed write transaction. Strictly increasing over the life of a store

@@ -70,7 +70,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     /// it already — and the cause.
     public func whereabouts(after text: String) -> String {
         var s = ""
-        if let page, !text.contains("\(page)") { s += " (\(page))" }
+        if let page, !page.isNamed(in: text) { s += " (\(page))" }
         if let logPosition { s += " (\(logPosition))" }
         if let path, !text.contains(path) { s += " [\(path)]" }
         if let cause { s += " — caused by: \(cause)" }

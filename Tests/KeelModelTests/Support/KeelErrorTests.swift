@@ -19,6 +19,13 @@ struct KeelErrorTests {
         let named = KeelError(StorageError(.corrupt, "page 5 of /d/Default.keel is damaged", page: PageNumber(5), path: "/d/Default.keel"))
         #expect(named.message == "page 5 of /d/Default.keel is damaged")
         #expect(KeelError(StorageError(.io, "the store is closed")).message == "the store is closed")
+        // Another page whose number starts with this one's is not this page.
+        let other = StorageError(.corrupt, "page 73 points at a freed page", page: PageNumber(7))
+        #expect(KeelError(other).message == "page 73 points at a freed page (page 7)")
+        #expect(other.description == "CORRUPT: page 73 points at a freed page (page 7)")
+        #expect(PageNumber(7).isNamed(in: "page 73 and page 7"))
+        #expect(PageNumber(7).isNamed(in: "at page 7."))
+        #expect(!PageNumber(7).isNamed(in: "page 70, page 71"))
     }
 
     @Test("printed, an engine error read as a KeelError says its message and places once, then the cause")
