@@ -75,6 +75,26 @@ public enum KeyEncoding {
         bytes.withUnsafeBytes { objectID($0, at: offset) }
     }
 
+    /// A key as an operator reads it (verify's faults): an object key's two fields in hex,
+    /// `0063:0000000000000001`; other bytes as hex pairs, at most `limit` of them, then
+    /// `… (N bytes)`.
+    public static func readable(_ key: [UInt8], limit: Int = 40) -> String {
+        func hex(_ bytes: some Collection<UInt8>, separator: UInt8? = nil) -> String {
+            let digits = Array("0123456789abcdef".utf8)
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count * 3)
+            for b in bytes {
+                if let separator, !out.isEmpty { out.append(separator) }
+                out += [digits[Int(b >> 4)], digits[Int(b & 0xF)]]
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+        if key.count == objectKeySize { return hex(key[0..<2]) + ":" + hex(key[2...]) }
+        if key.isEmpty { return "(empty)" }
+        let shown = hex(key.prefix(limit), separator: UInt8(ascii: " "))
+        return key.count > limit ? shown + " … (\(key.count) bytes)" : shown
+    }
+
     @inline(__always)
     public static func appendU64(_ v: UInt64, to out: inout [UInt8]) {
         var shift: UInt64 = 56

@@ -1,7 +1,10 @@
 // The object layer's consistency check (what `keelctl verify` and the randomized tests rely on):
 // every row decodes, every relationship agrees with its inverse on both sides, link trees hold
-// no entries of missing owners, and index and unique trees hold exactly the entries the rows
-// call for. Returns the faults found; an empty list means consistent.
+// no entries of missing owners, index and unique trees hold exactly the entries the rows call
+// for, and every key of an object or link tree belongs to an object the model can have there
+// (the object trees are walked key by key, not entity by entity as fetches scan them, so a key
+// outside every entity's range is seen too). Returns the faults found; an empty list means
+// consistent.
 //
 // A to-one or to-many target that no longer exists is a fault unless the relationship's
 // inverse has delete rule `noAction` (or there is no inverse): that is the dangling reference
@@ -13,7 +16,9 @@ public import KeelStorage
 /// tree checks (`verifyAll`, kind `page`), with what it concerns when known.
 public struct StoreFault: Sendable, Hashable, CustomStringConvertible {
     /// `page` (a store file's pages, trees or free list), `row`, `inverse`, `dangling`, `link`,
-    /// `index`, `unique`, or `read` (a check stopped by an error).
+    /// `index`, `unique`, `stray` (a key of an object or link tree that belongs to no object of
+    /// the model there: an unknown entity, another tree's entity, no object key), or `read` (a
+    /// check stopped by an error).
     public var kind: String
     public var message: String
     /// The configuration of the store file.
@@ -85,29 +90,125 @@ extension ObjectSnapshot {
         var total: UInt64 = 0
         for root in roots { total += UInt64((try? count(root.id, includeSubentities: true)) ?? 0) }
         var done: UInt64 = 0
-        // Damage that stops a walk (a row or key that cannot be read) is a fault of its own; the
-        // other entities and the trees are still checked.
-        for root in roots {
-            do throws(KeelError) {
-                try scan(root.id, includeSubentities: true) { (o) throws(KeelError) -> Bool in
-                    done += 1
-                    if done % 4096 == 0 { progress(WorkProgress(task: "checking objects", done: done, total: total)) }
-                    try verifyObject(o) { kind, tree, message in fault(kind, o.id, tree, message) }
-                    return true
-                }
-            } catch {
-                faults.append(StoreFault(
-                    kind: "read", message: "reading the \(root.name) objects stopped: \(error.message)",
-                    store: model.configuration(of: root.id), tree: nil, object: nil))
-            }
+        verifyObjectTrees(report: { faults.append($0) }) { (o) throws(KeelError) in
+            done += 1
+            if done % 4096 == 0 { progress(WorkProgress(task: "checking objects", done: done, total: total)) }
+            try verifyObject(o) { kind, tree, message in fault(kind, o.id, tree, message) }
         }
         progress(WorkProgress(task: "checking objects", done: done, total: max(done, total)))
         do throws(KeelError) {
-            try verifyTrees(fault)
+            try verifyTrees(fault) { faults.append($0) }
         } catch {
             faults.append(StoreFault(kind: "read", message: "checking the indexes and links stopped: \(error.message)", store: nil, tree: nil, object: nil))
         }
         return faults
+    }
+
+    /// At most this many stray keys of one tree are a fault each; the others are one fault that
+    /// counts them (a million stray keys are 11 faults, not a million).
+    public static let strayKeysListed = 10
+
+    /// Every key of every object tree, in key order: a row of an entity the tree holds goes to
+    /// `check`; any other key is a `stray` fault naming the tree and the key
+    /// (`KeyEncoding.readable`) — a row of an entity the model does not have, of an entity kept
+    /// in another tree, a key that is no object key (not 10 bytes, or object number 0). (A walk
+    /// entity by entity, as fetches scan, would never read a key outside the model's entities'
+    /// ranges.) Past `strayKeysListed` stray keys in one tree, one fault counts the rest.
+    ///
+    /// Damage that stops the checks — a row that cannot be decoded, an error of `check` — is one
+    /// `read` fault for the tree's rows ("reading the Person objects stopped: …"); its keys are
+    /// still walked for stray ones, and the other trees checked. A tree whose pages cannot be
+    /// read is one `read` fault too. Rows are read in chunks, each in its own engine read, so
+    /// `check` may read this snapshot again.
+    private func verifyObjectTrees(report: (StoreFault) -> Void, check: (StoredObject) throws(KeelError) -> Void) {
+        // Each object tree once, with its store file; `home[e]`: the tree entity e's rows are in.
+        var trees: [(store: Int, name: String, configuration: String, root: String)] = []
+        var home: [Int] = []
+        for entity in model.entities {
+            let (store, name) = (layout.storeOf[entity.id.index], layout.objects[entity.id.index])
+            if let t = trees.firstIndex(where: { $0.store == store && $0.name == name }) {
+                home.append(t)
+            } else {
+                home.append(trees.count)
+                trees.append((store, name, model.configuration(of: entity.id), model[entity.root].name))
+            }
+        }
+        enum Entry {
+            case row(Result<StoredObject, KeelError>)
+            case stray([UInt8])
+        }
+        let chunkSize = 256
+        for (t, tree) in trees.enumerated() {
+            var stray = StrayKeys(store: tree.configuration, tree: tree.name)
+            var rowsStopped = false
+            var from: [UInt8]? = []  // where the next chunk starts (empty: the first key); nil: done
+            do throws(KeelError) {
+                while let start = from {
+                    // The entries from `start` on, rows decoded (a stray key's value is not), and
+                    // the key the next chunk starts at.
+                    let (chunk, next) = try read(store: tree.store) { (txn) throws(KeelError) -> ([Entry], [UInt8]?) in
+                        guard let engineTree = try self.tree(txn, tree.name) else { return ([], nil) }
+                        return try engine { () throws(StorageError) -> ([Entry], [UInt8]?) in
+                            var cursor = try engineTree.cursor()
+                            var valid = try start.isEmpty ? cursor.seekFirst() : cursor.seek(to: start)
+                            var out: [Entry] = []
+                            while valid, out.count < chunkSize {
+                                out.append(try cursor.withEntry { key, value -> Entry in
+                                    guard key.count == KeyEncoding.objectKeySize, let id = KeyEncoding.objectID(key),
+                                        id.entity.index < home.count, home[id.entity.index] == t
+                                    else { return .stray([UInt8](key)) }
+                                    return .row(Result { () throws(KeelError) -> StoredObject in
+                                        try RowCodec.decode(value, id: id, fieldCount: self.layout.fieldCounts[id.entity.index])
+                                    })
+                                })
+                                valid = try cursor.next()
+                            }
+                            return (out, valid ? try cursor.key : nil)
+                        }
+                    }
+                    from = next
+                    for entry in chunk {
+                        switch entry {
+                        case .stray(let key):
+                            stray.add(key, report: report) { key in self.strayKey(key, in: tree.name, of: tree.configuration) }
+                        case .row(let decoded):
+                            guard !rowsStopped else { continue }
+                            do throws(KeelError) {
+                                try check(try decoded.get())
+                            } catch {
+                                rowsStopped = true
+                                report(StoreFault(
+                                    kind: "read", message: "reading the \(tree.root) objects stopped: \(error.message)", store: tree.configuration))
+                            }
+                        }
+                    }
+                }
+            } catch {
+                report(StoreFault(
+                    kind: "read", message: "reading the \(tree.root) objects stopped: \(error.message)", store: tree.configuration, tree: tree.name))
+            }
+            stray.finish(report)
+        }
+    }
+
+    /// What is wrong with `key`, found in object tree `tree` though no walk of it reads it there,
+    /// and the object it names when the model has its entity.
+    private func strayKey(_ key: [UInt8], in tree: String, of configuration: String) -> (message: String, object: String?) {
+        let text = KeyEncoding.readable(key)
+        guard key.count == KeyEncoding.objectKeySize else {
+            return ("\(tree) holds key \(text): \(key.count) byte\(key.count == 1 ? "" : "s"), not an object key (2 bytes of entity, 8 of object number)", nil)
+        }
+        guard let id = KeyEncoding.objectID(key) else {
+            return ("\(tree) holds key \(text): object number 0, which no object has", nil)
+        }
+        let entity = id.entity
+        guard entity.index < model.entities.count else {
+            return ("\(tree) holds key \(text), object \(id.number) of entity #\(entity.rawValue): the model has no entity #\(entity.rawValue) (it has \(model.entities.count))", nil)
+        }
+        let name = id.text(in: model)
+        let kept = model.configuration(of: entity)
+        let file = kept == configuration ? "" : " of \(kept).keel"
+        return ("\(tree) holds key \(text), \(name): \(model[entity].name) objects are kept in \(layout.objects[entity.index])\(file)", name)
     }
 
     private func allowsDangling(_ r: Relationship) -> Bool {
@@ -169,16 +270,33 @@ extension ObjectSnapshot {
         }
     }
 
-    /// Entries of link, index and unique trees that no row calls for.
-    private func verifyTrees(_ fault: (_ kind: String, _ object: ObjectID?, _ tree: String?, _ message: String) -> Void) throws(KeelError) {
+    /// Entries of link, index and unique trees that no row calls for; a link tree's keys that
+    /// are no link entry (`stray`, to `report`).
+    private func verifyTrees(
+        _ fault: (_ kind: String, _ object: ObjectID?, _ tree: String?, _ message: String) -> Void, report: (StoreFault) -> Void
+    ) throws(KeelError) {
         var seenLinks: Set<String> = []
         var seenIndexes: Set<String> = []
         for entity in model.entities {
             let store = layout.storeOf[entity.id.index]
             for (field, name) in layout.links[entity.id.index].enumerated() {
                 guard let name, seenLinks.insert(name).inserted else { continue }
-                let owners = try keys(store: store, tree: name).compactMap { KeyEncoding.objectID($0) }
-                for owner in Set(owners) where try object(owner) == nil {
+                var owners: Set<ObjectID> = []
+                var stray = StrayKeys(store: model.configuration(of: entity.id), tree: name)
+                for key in try keys(store: store, tree: name) {
+                    // An owner's key and a member's ID (`link/`) or position (`olink/`).
+                    if let owner = KeyEncoding.objectID(key), owner.entity.index < model.entities.count,
+                        key.count == KeyEncoding.objectKeySize + (name.hasPrefix("olink/") ? 8 : KeyEncoding.objectKeySize)
+                    {
+                        owners.insert(owner)
+                        continue
+                    }
+                    stray.add(key, report: report) { key in
+                        ("\(name) holds key \(KeyEncoding.readable(key)), which is no link entry of an object of the model", nil)
+                    }
+                }
+                stray.finish(report)
+                for owner in owners.sorted() where try object(owner) == nil {
                     fault("link", owner, name, "\(name) holds entries of missing \(owner.text(in: model))")
                 }
                 _ = field
@@ -189,7 +307,9 @@ extension ObjectSnapshot {
                 for (key, value) in try entries(store: store, tree: name) {
                     let holder = index.isUnique ? KeyEncoding.objectID(value) : KeyEncoding.objectID(key, at: key.count - KeyEncoding.objectKeySize)
                     let valueKey = index.isUnique ? key : Array(key.dropLast(KeyEncoding.objectKeySize))
-                    if let holder, let o = try object(holder) {
+                    if let holder, holder.entity.index >= model.entities.count {
+                        fault(index.isUnique ? "unique" : "index", nil, name, "\(name) has an entry of entity #\(holder.entity.rawValue), which the model does not have")
+                    } else if let holder, let o = try object(holder) {
                         if KeyEncoding.valuesKey(index.fields.map { o.values[$0] }) != valueKey {
                             fault(index.isUnique ? "unique" : "index", holder, name, "\(name) has a stale entry for \(holder.text(in: model))")
                         }
@@ -219,5 +339,40 @@ extension ObjectSnapshot {
                 return out
             }
         }
+    }
+}
+
+/// One tree's stray keys (verify): the first `ObjectSnapshot.strayKeysListed` are a fault each,
+/// the others are counted, and `finish` adds one fault for them naming the last.
+private struct StrayKeys {
+    let store: String
+    let tree: String
+    private(set) var count = 0
+    private var last: [UInt8] = []
+
+    init(store: String, tree: String) {
+        self.store = store
+        self.tree = tree
+    }
+
+    /// `describe` (the message, and the object the key names when known) runs only for a key
+    /// that is listed.
+    mutating func add(_ key: [UInt8], report: (StoreFault) -> Void, _ describe: ([UInt8]) -> (message: String, object: String?)) {
+        count += 1
+        guard count <= ObjectSnapshot.strayKeysListed else {
+            last = key
+            return
+        }
+        let (message, object) = describe(key)
+        report(StoreFault(kind: "stray", message: message, store: store, tree: tree, object: object))
+    }
+
+    func finish(_ report: (StoreFault) -> Void) {
+        let more = count - ObjectSnapshot.strayKeysListed
+        guard more > 0 else { return }
+        report(StoreFault(
+            kind: "stray",
+            message: "\(tree) holds \(more) more stray key\(more == 1 ? "" : "s") (\(count) in all), the last \(KeyEncoding.readable(last))",
+            store: store, tree: tree))
     }
 }
