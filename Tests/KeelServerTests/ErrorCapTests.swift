@@ -67,4 +67,34 @@ struct ErrorCapTests {
         #expect(smallDetails?["failureCount"]?.intValue == 1)
         #expect(try c.request("p PING").isOK)
     }
+
+    @Test("SAVE meeting 10,000 objects changed since its snapshot: CONFLICT under 64 KiB with 100 conflicts and conflictCount 10,000; nothing written")
+    func manyConflicts() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let c = try keeld.connect()
+        let other = try keeld.connect()
+        let company = try #require(try c.ok(#"co BATCH.INSERT {"entity":"Company","objects":[{"name":"Acme"}]}"#)?["first"]?.stringValue)
+        let employees = Array(repeating: #"{"name":"E","salary":"1","company":"\#(company)"}"#, count: 10_000).joined(separator: ",")
+        _ = try c.ok(#"e BATCH.INSERT {"entity":"Employee","objects":[\#(employees)]}"#)
+        // The context deletes the company and, by cascade, its 10,000 employees; another
+        // connection changes every employee meanwhile.
+        _ = try c.ok(#"d DELETE {"$id":"\#(company)"}"#)
+        #expect(try other.ok(#"u BATCH.UPDATE {"entity":"Employee","values":{"age":30}}"#)?["updated"] == 10_000)
+        let reply = try c.fails("s SAVE", "CONFLICT")
+        #expect(reply.finalLine.utf8.count < Self.lineLimit, "\(reply.finalLine.utf8.count) bytes")
+        guard case .error(_, _, let message, let details) = reply.final else { return }
+        let conflicts = details?["conflicts"]?.arrayValue ?? []
+        #expect(conflicts.count == ProblemReport.detailLimit)
+        #expect(details?["conflictCount"]?.intValue == 10_000, "\(String(describing: details?["conflictCount"]))")
+        #expect(conflicts.first?["object"]?.stringValue?.hasPrefix("Employee/") == true)
+        #expect(conflicts.first?["snapshotVersion"]?.intValue != nil && conflicts.first?["storeVersion"]?.intValue != nil)
+        #expect(message.hasPrefix("10000 objects changed since the snapshot: Employee/"), "\(message)")
+        #expect(message.hasSuffix(", … and 9995 more"), "\(message)")
+        #expect(message.utf8.count <= 600, "\(message)")
+        _ = try c.ok("r ROLLBACK")
+        #expect(try c.ok(#"n COUNT {"entity":"Employee"}"#) == ["count": 10_000], "nothing of the failed save was written")
+        #expect(try c.request("p PING").isOK)
+    }
 }

@@ -4,6 +4,7 @@
 // undone; a folder keeld holds is refused offline; nobody on the socket is a failure.
 
 import Foundation
+import KeelProtocol
 import KeelStorage
 import KeelTestSupport
 import Testing
@@ -158,6 +159,76 @@ struct OnlineTests {
         #expect(run.status == 1, "\(run)")
         #expect(run.stdout.hasPrefix("index (Default.keel, tree \(TreeLayout.index(index)), object Employee/"), "\(run)")
         #expect(run.stderr == "keelctl: verification found 1 fault\n", "\(run)")
+    }
+
+    @Test("300 faults: VERIFY's reply lists 100 and counts 300; keelctl verify online prints those and counts the rest, --json is bounded; offline prints each")
+    func verifyManyFaults() throws {
+        let keeld = try Keeld()
+        let w = try Workspace()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        var lines = [#"{"$entity":"Company","$id":"c","name":"Acme"}"#]
+        for i in 0..<300 { lines.append(#"{"$entity":"Employee","$id":"e\#(i)","name":"E\#(i)","salary":"1","company":"c"}"#) }
+        try w.write("people.jsonl", lines.joined(separator: "\n") + "\n")
+        let imported = try w.keelctl("import", "--data", keeld.dataPath, "--model", Keeld.model, "people.jsonl")
+        #expect(imported.status == 0, "\(imported)")
+        // Every entry of the name index removed (300 index faults), and a row of an entity the
+        // model does not have (a stray key).
+        let model = try ModelLoader.load(path: Keeld.model)
+        let person = try #require(model.entity(named: "Person"))
+        let index = try #require(person.indexes.first { $0.propertyNames == ["name"] })
+        let store = try ObjectStore.open(directory: keeld.dataPath, model: model)
+        try store.stores[0].write { txn in
+            let tree = try #require(try txn.tree(TreeLayout.index(index)))
+            var keys: [[UInt8]] = []
+            var cursor = try tree.cursor()
+            var valid = try cursor.seekFirst()
+            while valid {
+                keys.append(try cursor.key)
+                valid = try cursor.next()
+            }
+            for key in keys { #expect(try tree.delete(key: key)) }
+            try txn.openTree(TreeLayout(model: model).objects[person.id.index])
+                .put(key: KeyEncoding.objectKey(ObjectID(entity: EntityID(999), number: 1)), value: [0])
+        }
+        try store.close()
+
+        let offline = try w.keelctl("verify", "--data", keeld.dataPath, "--model", Keeld.model)
+        #expect(offline.status == 1, "\(offline)")
+        #expect(offline.stdout.split(separator: "\n").count == 301, "offline, every fault has its line")
+        #expect(offline.stdout.contains("stray (Default.keel, tree obj/Person): obj/Person holds key 03e7:0000000000000001, object 1 of entity #999"), "\(offline.stdout.suffix(400))")
+        #expect(offline.stderr == "keelctl: verification found 301 faults\n", "\(offline)")
+        let offlineJSON = try w.keelctl("verify", "--data", keeld.dataPath, "--model", Keeld.model, "--json")
+        #expect(offlineJSON.status == 1, "\(offlineJSON)")
+        let parsed = try JSON.parse(offlineJSON.stdout)
+        #expect(parsed["ok"] == false && parsed["faultCount"] == 301, "\(offlineJSON.stdout.prefix(300))")
+        #expect(parsed["faults"]?.arrayValue?.count == 100)
+
+        try keeld.start()
+        let reply = try keeld.connect().request("v VERIFY")
+        #expect(reply.finalLine.utf8.count < 64 * 1024, "\(reply.finalLine.utf8.count) bytes")
+        guard case .error(_, let code, let message, let details) = reply.final else {
+            Issue.record("VERIFY answered \(reply.finalLine.prefix(300))")
+            return
+        }
+        #expect(code == .corrupt)
+        #expect(details?["faults"]?.arrayValue?.count == 100)
+        #expect(details?["faultCount"] == 301)
+        #expect(details?["checked"]?.arrayValue?.isEmpty == false)
+        #expect(message.hasPrefix("verification found 301 faults: index (Default.keel, tree \(TreeLayout.index(index)), object Employee/"), "\(message)")
+        #expect(message.hasSuffix("; … and 298 more"), "\(message)")
+
+        let online = try w.keelctl("verify", "--socket", keeld.socketPath)
+        #expect(online.status == 1, "\(online)")
+        let onlineLines = online.stdout.split(separator: "\n")
+        #expect(onlineLines.count == 101, "the 100 faults of the reply and one line for the rest")
+        #expect(onlineLines.last?.hasPrefix("… and 201 more faults (keeld's reply lists the first 100;") == true, "\(String(describing: onlineLines.last))")
+        #expect(online.stderr == "keelctl: verification found 301 faults\n", "\(online)")
+        let onlineJSON = try w.keelctl("verify", "--socket", keeld.socketPath, "--json")
+        let parsedOnline = try JSON.parse(onlineJSON.stdout)
+        #expect(parsedOnline["faultCount"] == 301 && parsedOnline["faults"]?.arrayValue?.count == 100, "\(onlineJSON.stdout.prefix(300))")
     }
 
     @Test("a user keeld does not allow is refused at connect: the client surfaces keeld's PERMISSION line (as root, with setpriv)")

@@ -67,7 +67,9 @@ extension ObjectContext {
         let parentState = try parent.readState()
         var changedFields: [ObjectID: Set<Int>] = [:]
         var gone: Set<ObjectID> = []
-        var conflicts: [JSON] = []
+        // Bounded like every error that lists problems (ProblemReport): the first 100 conflicts,
+        // each with three rows, in `details.conflicts`, all of them counted in `conflictCount`.
+        var conflicts = ProblemReport()
         for (id, original) in overlay.originals.sorted(by: { $0.key < $1.key }) {
             let current = try parentState.object(id)
             guard current?.values != original.values else { continue }
@@ -76,15 +78,22 @@ extension ObjectContext {
             } else {
                 gone.insert(id)
             }
-            conflicts.append([
-                "object": .string(id.text(in: model)), "original": rowJSON(original),
-                "parent": current.map(rowJSON) ?? .null, "context": try overlay.object(id).map(rowJSON) ?? .null,
-            ])
+            guard mergePolicy == .error else { continue }
+            let context = conflicts.entries.count < ProblemReport.detailLimit ? try overlay.object(id) : nil
+            conflicts.add {
+                let name = id.text(in: model)
+                let entry: JSON = [
+                    "object": .string(name), "original": rowJSON(original),
+                    "parent": current.map(rowJSON) ?? .null, "context": context.map(rowJSON) ?? .null,
+                ]
+                return (entry, current == nil ? "\(name) (deleted there)" : name)
+            }
         }
-        if !conflicts.isEmpty && mergePolicy == .error {
+        if !conflicts.isEmpty {
             throw KeelError(
-                .conflict, "\(conflicts.count) object(s) changed in the parent context since this context read them",
-                details: ["conflicts": .array(conflicts)])
+                .conflict,
+                "\(conflicts.count) object(s) changed in the parent context since this context read them: \(conflicts.listing(separator: ", ", limit: 5))",
+                details: conflicts.details("conflicts", countKey: "conflictCount"))
         }
         let replay = changeSet.changes.compactMap { resolve($0, changedFields: changedFields, gone: gone) }
         var overwrite: [(ObjectID, Int, Value)] = []

@@ -189,21 +189,26 @@ struct SaveReplay {
         }
     }
 
+    /// CONFLICT, bounded like every error that lists problems (ProblemReport): the first 100
+    /// conflicts in ID order in `details.conflicts`, all of them counted in `conflictCount`,
+    /// the first that fit named in the message.
     func conflictError() -> KeelError {
         let list = conflicts.values.sorted { $0.id < $1.id }
-        let text = list.prefix(5).map { c -> String in
-            let name = c.id.text(in: model)
-            guard let now = c.storeVersion else { return "\(name) (deleted since the snapshot)" }
-            return "\(name) (version \(c.snapshotVersion.map(String.init) ?? "?") → \(now))"
-        }.joined(separator: ", ")
-        let details: JSON = ["conflicts": .array(list.map { c in
-            ["object": .string(c.id.text(in: model)),
-             "snapshotVersion": c.snapshotVersion.map { .int(Int64($0)) } ?? .null,
-             "storeVersion": c.storeVersion.map { .int(Int64($0)) } ?? .null]
-        })]
+        var report = ProblemReport()
+        for c in list {
+            report.add {
+                let name = c.id.text(in: model)
+                let entry: JSON = [
+                    "object": .string(name), "snapshotVersion": c.snapshotVersion.map { .int(Int64($0)) } ?? .null,
+                    "storeVersion": c.storeVersion.map { .int(Int64($0)) } ?? .null,
+                ]
+                guard let now = c.storeVersion else { return (entry, "\(name) (deleted since the snapshot)") }
+                return (entry, "\(name) (version \(c.snapshotVersion.map(String.init) ?? "?") → \(now))")
+            }
+        }
         return KeelError(
-            .conflict, "\(list.count) object\(list.count == 1 ? "" : "s") changed since the snapshot: \(text)\(list.count > 5 ? ", …" : "")",
-            details: details)
+            .conflict, "\(list.count) object\(list.count == 1 ? "" : "s") changed since the snapshot: \(report.listing(separator: ", ", limit: 5))",
+            details: report.details("conflicts", countKey: "conflictCount"))
     }
 
     /// `overwrite`: the context's whole object wins, so every field the store changed since the

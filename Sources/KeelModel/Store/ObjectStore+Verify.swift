@@ -10,6 +10,7 @@
 // inverse has delete rule `noAction` (or there is no inverse): that is the dangling reference
 // spec/model.md allows.
 
+import Collections
 public import KeelStorage
 
 /// One inconsistency found by a check: the object layer's (`verify`) or a store file's page and
@@ -374,5 +375,23 @@ private struct StrayKeys {
             kind: "stray",
             message: "\(tree) holds \(more) more stray key\(more == 1 ? "" : "s") (\(count) in all), the last \(KeyEncoding.readable(last))",
             store: store, tree: tree))
+    }
+}
+
+extension StoreFault {
+    /// VERIFY's `CORRUPT` for `faults` (at least one), bounded like every error that lists
+    /// problems (ProblemReport; Docs/Protocol.md, "Errors that list problems"): `details.faults`
+    /// holds the first 100 (`json`), `details.faultCount` counts them all, and the message names
+    /// the first three that fit — "verification found N faults: …; …; …; … and M more" — so a
+    /// million faults are a reply of a few tens of kilobytes. The members of `extra` (an object)
+    /// join `details`.
+    public static func verificationError(_ faults: [StoreFault], details extra: JSON = [:]) -> KeelError {
+        var report = ProblemReport()
+        for fault in faults { report.add { (fault.json, fault.description) } }
+        var details = report.details("faults", countKey: "faultCount").objectValue ?? [:]
+        for (key, value) in extra.objectValue ?? [:] { details[key] = value }
+        return KeelError(
+            .corrupt, "verification found \(faults.count) fault\(faults.count == 1 ? "" : "s"): \(report.listing(limit: 3))",
+            details: .object(details))
     }
 }

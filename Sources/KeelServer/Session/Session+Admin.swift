@@ -7,7 +7,8 @@
 //   and those refused at `limits.maxConnections`.
 // - COMPACT: `ObjectStore.compact()` — saves wait for it, reads do not.
 // - VERIFY: `ObjectStore.verifyAll()`: KeelStorage's page and tree checks of every store file,
-//   then the object layer's; each fault in `details.faults` as `StoreFault.json`.
+//   then the object layer's; the first 100 faults in `details.faults` as `StoreFault.json`, the
+//   total in `details.faultCount` (`StoreFault.verificationError`).
 // - BACKUP: `ObjectStore.backup(to:)` into a new backup file under the configured backup folder.
 
 import Collections
@@ -38,13 +39,8 @@ extension Session {
         let faults = try server.store.verifyAll()
         let pages = try server.store.storeStatistics().reduce(0) { $0 + $1.report.pageCount }
         let scope: JSON = ["pages", "trees", "freeList", "rows", "relationships", "inverses", "links", "indexes", "uniqueConstraints"]
-        guard faults.isEmpty else {
-            let first = faults.prefix(3).map(\.description).joined(separator: "; ")
-            throw KeelError(
-                .corrupt, "verification found \(faults.count) fault\(faults.count == 1 ? "" : "s"): \(first)",
-                details: ["faults": .array(faults.map(\.json)), "checked": scope])
-        }
-        return ["ok": true, "faults": 0, "pages": .int(Int64(pages)), "checked": scope]
+        guard faults.isEmpty else { throw StoreFault.verificationError(faults, details: ["checked": scope]) }
+        return ["ok": true, "faults": 0, "faultCount": 0, "pages": .int(Int64(pages)), "checked": scope]
     }
 
     func compact(_ request: Request) throws(KeelError) -> JSON? {

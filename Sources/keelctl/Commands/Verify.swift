@@ -1,4 +1,9 @@
 // keelctl verify: every check there is; exit 0 clean, exit 1 with each fault named.
+//
+// The text output lists every fault the check has, one line each, each line printed as it is
+// made (no text of all of them is built): offline that is every fault found; online, the faults
+// VERIFY's reply lists — the first 100 — then one line counting the others. `--json` is bounded
+// like VERIFY's reply whatever the count: the first 100 faults and `faultCount`.
 
 import ArgumentParser
 import KeelModel
@@ -8,25 +13,62 @@ struct Verify: AsyncParsableCommand {
         abstract: "Checks every page checksum, B+tree invariant, index against its rows, relationship against its inverse and unique constraint.",
         discussion: """
             Prints one line per fault — its kind (page, row, inverse, dangling, link, index, unique, \
-            read) and what it concerns (store file, page, tree, object) — and exits 1; prints \
-            "clean: …" and exits 0 when there is none. Offline, a folder whose object store cannot \
-            even be opened still gets its page and tree checks.
+            stray, read) and what it concerns (store file, page, tree, object) — and exits 1; prints \
+            "clean: …" and exits 0 when there is none. Online, keeld's reply lists the first 100 \
+            faults and counts the others. Offline, a folder whose object store cannot even be opened \
+            still gets its page and tree checks.
             """)
 
     @OptionGroup var location: Location
 
+    @Flag(help: "Print the outcome as one JSON object: ok, the first 100 faults (as VERIFY's details.faults) and faultCount.")
+    var json = false
+
     func run() async throws {
         let bar = ProgressBar()
-        let (faults, summary) = try await check(bar)
-        for fault in faults { print(fault.description) }
-        guard faults.isEmpty else {
-            throw Failure("verification found \(faults.count) fault\(faults.count == 1 ? "" : "s")")
+        let (findings, summary) = try await check(bar)
+        if json {
+            print(Self.json(findings, summary).serialized())
+        } else {
+            for fault in findings.faults { print(fault.description) }
+            let unlisted = findings.count - findings.faults.count
+            if unlisted > 0 {
+                print("… and \(unlisted) more fault\(unlisted == 1 ? "" : "s") (keeld's reply lists the first \(findings.faults.count); verify the data folder offline, keeld stopped, to list each)")
+            }
         }
-        print("clean: \(summary)")
+        guard findings.count == 0 else {
+            throw Failure("verification found \(findings.count) fault\(findings.count == 1 ? "" : "s")")
+        }
+        if !json { print("clean: \(summary.text)") }
     }
 
-    /// The faults, and what was checked ("2 store files, 120 pages, 1000 objects").
-    private func check(_ bar: ProgressBar) async throws -> ([StoreFault], String) {
+    /// `{"ok":…,"faults":[the first 100],"faultCount":n}`, and when clean what was checked:
+    /// `storeFiles`, `pages`, `objects`.
+    static func json(_ findings: VerifyFindings, _ summary: Summary) -> JSON {
+        guard findings.count == 0 else {
+            return [
+                "ok": false, "faults": .array(findings.faults.prefix(ProblemReport.detailLimit).map(\.json)),
+                "faultCount": .int(Int64(findings.count)),
+            ]
+        }
+        return [
+            "ok": true, "faults": [], "faultCount": 0, "storeFiles": .int(summary.files), "pages": .int(summary.pages),
+            "objects": .int(summary.objects),
+        ]
+    }
+
+    /// What a clean check covered.
+    struct Summary {
+        var files: Int64 = 0
+        var pages: Int64 = 0
+        var objects: Int64 = 0
+
+        /// "2 store files, 120 pages, 1000 objects".
+        var text: String { "\(files) store file\(files == 1 ? "" : "s"), \(pages) pages, \(objects) objects" }
+    }
+
+    /// The faults, and what was checked.
+    private func check(_ bar: ProgressBar) async throws -> (VerifyFindings, Summary) {
         guard !location.isOnline else { return try await location.run { try await Self.check($0, bar, ticking: true) } }
         let folder = try OfflineFolder.acquire(location)
         let store: ObjectStore
@@ -41,18 +83,18 @@ struct Verify: AsyncParsableCommand {
             }
             bar.finish()
             faults.append(StoreFault(kind: "read", message: error.message))
-            return (faults, "")
+            return (VerifyFindings(faults: faults, count: faults.count), Summary())
         }
         return try await Location.using(OfflineBackend(folder: folder, store: store, reading: true)) { try await Self.check($0, bar, ticking: false) }
     }
 
-    private static func check(_ backend: any Backend, _ bar: ProgressBar, ticking: Bool) async throws -> ([StoreFault], String) {
-        let faults = try await bar.during("verifying", ticking: ticking) { () throws(KeelError) in try await backend.verify(progress: bar) }
-        guard faults.isEmpty else { return (faults, "") }  // the figures would read the damage again
+    private static func check(_ backend: any Backend, _ bar: ProgressBar, ticking: Bool) async throws -> (VerifyFindings, Summary) {
+        let findings = try await bar.during("verifying", ticking: ticking) { () throws(KeelError) in try await backend.verify(progress: bar) }
+        guard findings.count == 0 else { return (findings, Summary()) }  // the figures would read the damage again
         let stats = try await backend.statistics(contents: false)
-        let files = stats["files"]?.objectValue?.count ?? 0
-        let pages = (stats["pagesUsed"]?.intValue ?? 0) + (stats["pagesFree"]?.intValue ?? 0)
-        let objects = stats["totalObjects"]?.intValue ?? 0
-        return (faults, "\(files) store file\(files == 1 ? "" : "s"), \(pages) pages, \(objects) objects")
+        return (findings, Summary(
+            files: Int64(stats["files"]?.objectValue?.count ?? 0),
+            pages: (stats["pagesUsed"]?.intValue ?? 0) + (stats["pagesFree"]?.intValue ?? 0),
+            objects: stats["totalObjects"]?.intValue ?? 0))
     }
 }

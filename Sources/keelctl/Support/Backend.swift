@@ -6,6 +6,13 @@
 import KeelModel
 import KeelStorage
 
+/// What verify found: the faults (online, the first 100 the daemon's reply lists: VERIFY's
+/// `details.faults`), and how many there are in all (`details.faultCount` online).
+struct VerifyFindings: Sendable {
+    var faults: [StoreFault]
+    var count: Int
+}
+
 /// What a backup wrote.
 struct BackupOutcome: Sendable {
     var path: String
@@ -25,7 +32,7 @@ protocol Backend: Sendable {
     func checkpoint() async throws(KeelError)
     func compact(progress: ProgressBar) async throws(KeelError) -> (bytesBefore: Int64, bytesAfter: Int64)
     /// Every check; the faults found (none: clean).
-    func verify(progress: ProgressBar) async throws(KeelError) -> [StoreFault]
+    func verify(progress: ProgressBar) async throws(KeelError) -> VerifyFindings
     func backup(to path: String, progress: ProgressBar) async throws(KeelError) -> BackupOutcome
     /// FETCH `request` (the protocol's JSON); `row` gets each row's JSON, in order.
     func fetch(_ request: JSON, row: @escaping @Sendable (JSON) throws(KeelError) -> Void) async throws(KeelError)

@@ -47,8 +47,9 @@ final class OfflineBackend: Backend {
         return (Int64(before), Int64(after))
     }
 
-    func verify(progress: ProgressBar) async throws(KeelError) -> [StoreFault] {
-        try await onThread { [store] () throws(KeelError) in try store.verifyAll(progress: progress.report) }
+    func verify(progress: ProgressBar) async throws(KeelError) -> VerifyFindings {
+        let faults = try await onThread { [store] () throws(KeelError) in try store.verifyAll(progress: progress.report) }
+        return VerifyFindings(faults: faults, count: faults.count)
     }
 
     func backup(to path: String, progress: ProgressBar) async throws(KeelError) -> BackupOutcome {

@@ -48,13 +48,14 @@ final class OnlineBackend: Backend {
         return (result.bytesBefore, result.bytesAfter)
     }
 
-    func verify(progress: ProgressBar) async throws(KeelError) -> [StoreFault] {
+    func verify(progress: ProgressBar) async throws(KeelError) -> VerifyFindings {
         do throws(KeelError) {
             _ = try await connection.verify()
-            return []
+            return VerifyFindings(faults: [], count: 0)
         } catch where error.code == .corrupt {
-            let faults = (error.details?["faults"]?.arrayValue ?? []).compactMap(StoreFault.init(json:))
-            return faults.isEmpty ? [StoreFault(kind: "read", message: error.message)] : faults
+            let faults = error.verificationFaults
+            guard !faults.isEmpty else { return VerifyFindings(faults: [StoreFault(kind: "read", message: error.message)], count: 1) }
+            return VerifyFindings(faults: faults, count: max(faults.count, error.faultCount))
         }
     }
 

@@ -63,6 +63,8 @@ struct TypedContextTests {
             #expect(conflict.object == kimID.objectID)
             #expect(conflict.snapshotVersion == 1)
             #expect(conflict.storeVersion == 2)
+            #expect(error?.conflictCount == 1, "the count beside the list (details.conflictCount)")
+            #expect(error?.faultCount == 0 && error?.verificationFaults.isEmpty == true, "no VERIFY faults in a CONFLICT")
             #expect(try await second.hasChanges, "a failed save keeps the changes")
             await second.close()
 

@@ -56,8 +56,30 @@ struct ChildContextTests {
         let before = try ContextFixture.fingerprint(parent)
         let error = expectKeelError(.conflict) { try child.save() }
         #expect(error?.details?["conflicts"]?.arrayValue?.count == 1)
+        #expect(error?.details?["conflictCount"]?.intValue == 1)
+        #expect(error?.message == "1 object(s) changed in the parent context since this context read them: \(employees[0].text(in: fixture.model)) (deleted there)")
         #expect(try ContextFixture.fingerprint(parent) == before)
         #expect(child.changes().inserted.count == 1)
+    }
+
+    @Test("a child's save that meets 150 objects the parent changed: CONFLICT with the first 100, conflictCount 150 and a short message")
+    func manyConflicts() throws {
+        let fixture = ContextFixture(employeesRule: .nullify)
+        let parent = fixture.context()
+        var ids: [ObjectID] = []
+        for i in 0..<150 { ids.append(try parent.insert(entity: "Department", values: ["name": .string("D\(i)")])) }
+        let child = ObjectContext(parent: parent)
+        for (i, id) in ids.enumerated() { try child.update(id, values: ["name": .string("child \(i)")]) }
+        for (i, id) in ids.enumerated() { try parent.update(id, values: ["name": .string("parent \(i)")]) }
+        let error = expectKeelError(.conflict) { try child.save() }
+        let conflicts = error?.details?["conflicts"]?.arrayValue ?? []
+        #expect(conflicts.count == ProblemReport.detailLimit)
+        #expect(conflicts.first?["object"] == .string(ids[0].text(in: fixture.model)))
+        #expect(conflicts.first?["context"]?["name"] == "child 0" && conflicts.first?["parent"]?["name"] == "parent 0")
+        #expect(error?.details?["conflictCount"]?.intValue == 150)
+        let message = error?.message ?? ""
+        #expect(message.hasPrefix("150 object(s) changed in the parent context since this context read them: \(ids[0].text(in: fixture.model)), "), "\(message)")
+        #expect(message.hasSuffix(", … and 145 more"), "\(message)")
     }
 
     struct PolicyCase: Sendable, CustomTestStringConvertible {
