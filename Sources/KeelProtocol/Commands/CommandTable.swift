@@ -172,8 +172,9 @@ public enum CommandTable {
             "COMPACT", group: .admin, admin: true, reply: #"`OK {"bytesBefore":n,"bytesAfter":n}`"#,
             "Rewrites the stores without free pages; the store stays online."),
         CommandSpec(
-            "VERIFY", group: .admin, admin: true, reply: #"`OK {"ok":true,…}` or `ERR CORRUPT {…}`"#,
-            "Checks every page, tree, index and relationship."),
+            "VERIFY", group: .admin, admin: true,
+            reply: #"`OK {"ok":true,"faults":0,"faultCount":0,"pages":n,"checked":[…]}` or `ERR CORRUPT {…}` whose `details.faults` lists the first 100 faults and `details.faultCount` counts them all"#,
+            "Checks every page, tree, index and relationship, and that every key of the object and link trees belongs to an object of the model."),
         CommandSpec(
             "BACKUP", group: .admin, admin: true,
             arguments: [ArgumentSpec("path", .string, required: true, "a name under the configured backup folder")],
