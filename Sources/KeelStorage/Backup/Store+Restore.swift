@@ -6,6 +6,12 @@
 // once by its closing checkpoint) and stripped of its log; only when the end block has checked
 // out are they all renamed to `<name>.keel` and the folder fsynced. A failure removes what the
 // restore made; a crash leaves `.restoring` files, which the next restore removes.
+//
+// Store identity (I17): each restored page file is a new store with a fresh identity — its pages
+// are laid out anew, so no log of the store the backup was made from may ever be replayed onto
+// it. It is renamed into place without a log; its first open makes one naming its identity. A
+// `<name>.keel-wal` already in the folder (a log left by a store that was there) is refused up
+// front, like an existing `<name>.keel`: beside the restored file it would be another store's.
 
 public import Logging
 
@@ -56,6 +62,12 @@ private struct Restorer: BackupVisitor {
         let path = directory + "/" + name + ".keel"
         guard !fs.fileExists(path) else {
             throw StorageError(.invalidArgument, "\(path) exists; a restore never overwrites a store", path: path)
+        }
+        guard !fs.fileExists(path + "-wal") else {
+            throw StorageError(
+                .invalidArgument,
+                "\(path)-wal exists: the log of a store that was there, which would belong to another store than the restored \(name).keel. A restore never overwrites a store: move the log away first",
+                path: path + "-wal")
         }
         let temporary = path + ".restoring"
         for leftover in [temporary, temporary + "-wal", temporary + ".creating"] where fs.fileExists(leftover) {

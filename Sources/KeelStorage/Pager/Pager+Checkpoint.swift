@@ -2,6 +2,12 @@
 // the log once all of it is copied.
 //
 // Order, and why a crash at any instant recovers (I7, I8):
+//   0. A store whose page 0 names no store identity (made before identities) gains one (I17): a
+//      commit of page 0 with a fresh identity, through the log like any change. The steps below
+//      copy it into the page file and the reset (5) writes it into the log header, so the header
+//      names it only once the page file does. A crash before that leaves a header naming none
+//      (0, not known: no check) and the identity in the log or the page file; the next reset
+//      writes it.
 //   1. Make the log durable (sync modes full and normal). Every frame to be copied is now safe in
 //      the log, so from here on the log alone can rebuild whatever the page file loses.
 //   2. Choose the target: the newest commit, but no newer than the oldest live reader's snapshot
@@ -66,6 +72,8 @@ extension Pager {
     func checkpointLocked(_ mode: CheckpointMode, writer w: inout WriterState) throws(StorageError) -> CheckpointResult {
         if options.readOnly { return CheckpointResult(pagesWritten: 0, logReset: false, readersCutOff: 0) }
         if let stop = groupCommit.stopReason { throw stop }
+        // 0. A store identity for a store without one.
+        if w.meta.storeIdentity == 0 { try assignStoreIdentity(writer: &w) }
         // 1. The log is durable.
         switch options.syncMode {
         case .full:
@@ -180,9 +188,11 @@ extension Pager {
         var reset = false
         if collapses {
             do throws(StorageError) {
+                // The header takes the writer's page 0 identity, which the page file now holds
+                // (every version was copied, 3, 4): the pair names one store (I17).
                 try log.reset(
-                    baseTransaction: w.lastTransaction, salt: UInt32.random(in: 1...UInt32.max),
-                    sync: options.syncMode != .off)
+                    baseTransaction: w.lastTransaction, storeIdentity: w.meta.storeIdentity,
+                    salt: UInt32.random(in: 1...UInt32.max), sync: options.syncMode != .off)
                 try log.shrinkIfLarger(than: max(options.logPreallocationBytes, options.checkpointThresholdBytes) * 2,
                                        to: options.logPreallocationBytes)
             } catch {
@@ -196,5 +206,17 @@ extension Pager {
         checkpointRetryBytes.store(reset ? 0 : log.frameBytes + options.checkpointThresholdBytes / 4, ordering: .relaxed)
         checkpointCount.add(1, ordering: .relaxed)
         return CheckpointResult(pagesWritten: work.count, logReset: reset, readersCutOff: cutOff)
+    }
+
+    /// Step 0 of a checkpoint: commits page 0 with a fresh store identity (a store made before
+    /// identities names none). With the writer lock held; the checkpoint that follows makes the
+    /// commit durable (its step 1) and copies it into the page file.
+    private func assignStoreIdentity(writer w: inout WriterState) throws(StorageError) {
+        let pages = WritePages(pager: self, base: w.sequence, meta: w.meta)
+        pages.meta.storeIdentity = MetaPage.newStoreIdentity()
+        _ = try commit(pages, writer: &w)
+        logger.info(
+            "gave the store an identity, which ties its page file to its log",
+            metadata: ["store.path": "\(path)", "store.identity": "\(LogScanner.hexIdentity(w.meta.storeIdentity))"])
     }
 }

@@ -1,10 +1,13 @@
 // Opening a store: creating a new one crash-safely, validating an existing one without writing
-// to it (I15), and recovering committed transactions from the log (I2).
+// to it (I15), refusing a log that belongs to another store file (I17), and recovering committed
+// transactions from the log (I2).
 
 import Logging
 
 extension Pager {
-    static func open(path: String, options: StoreOptions, logger: Logger) throws(StorageError) -> Pager {
+    /// Opens (or creates) the store at `path`. `newStoreIdentity`: the store identity to give a
+    /// store this open creates (compaction's new page file keeps the old one's); 0 draws a fresh one.
+    static func open(path: String, options: StoreOptions, logger: Logger, newStoreIdentity: UInt64 = 0) throws(StorageError) -> Pager {
         let fs = options.fileSystem
         let logPath = path + "-wal"
         guard MetaPage.isValidPageSize(options.pageSize) else {
@@ -35,7 +38,9 @@ extension Pager {
             guard !options.readOnly else {
                 throw StorageError(.io, "no store at this path (opened read-only, so none is created)", path: path)
             }
-            try create(path: path, logPath: logPath, options: options)
+            try create(
+                path: path, logPath: logPath, options: options,
+                identity: newStoreIdentity != 0 ? newStoreIdentity : MetaPage.newStoreIdentity())
         }
 
         // Validate the page file before touching anything else.
@@ -46,13 +51,16 @@ extension Pager {
         var prefix = [UInt8](repeating: 0, count: 512)
         let got = try prefix.withMutableBytes { (b) throws(StorageError) in try pageFile.read(into: b, at: 0) }
         let pageSize: Int
+        let pageFileIdentity: UInt64
         switch prefix.withUnsafeBytes({ MetaPage.identify(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }) {
         case .notAStore(let why): throw StorageError(.notAStore, why, path: path)
         case .unsupportedVersion(let v):
             throw StorageError(
                 .unsupportedVersion, "the store was written by format version \(v); this build reads version \(MetaPage.formatVersion)",
                 path: path)
-        case .store(let size): pageSize = size
+        case .store(let size, let identity):
+            pageSize = size
+            pageFileIdentity = identity
         }
         // A page file that ends inside a page is legitimate only after a crash during a checkpoint
         // that grew the file: its writes past the old end are torn at sector boundaries, and the
@@ -84,7 +92,10 @@ extension Pager {
         }
         var logOpened = false
         defer { if !logOpened { try? logFile.close() } }
-        let scan = try LogScanner.scan(logFile, pageSize: pageSize, salvage: options.salvageLog)
+        // A log of another store file (its header names another store identity) is refused here,
+        // before a frame of it is read (I17).
+        let scan = try LogScanner.scan(
+            logFile, pageSize: pageSize, pageFile: (path, pageFileIdentity), salvage: options.salvageLog)
         // Every page a committed transaction names exists in the page file or in the log: a
         // page count past both is damage (and would size the page table by it).
         if let count = scan.pageCountAfterLastCommit, UInt64(count) > fileSize / UInt64(pageSize) + UInt64(scan.frames.count) {
@@ -105,12 +116,13 @@ extension Pager {
         if let h = scan.header {
             header = h
         } else {
-            // No valid log header: the page file alone is the store. Start a fresh generation.
+            // No valid log header: the page file alone is the store. Start a fresh generation, the
+            // header carrying the page file's store identity (I17).
             let page0 = try readMetaFromFile(pageFile, pageSize: pageSize, path: path)
-            _ = try readMeta(page0, path: path)  // sound before the fresh header is written (I15)
+            let meta = try readMeta(page0, path: path)  // sound before the fresh header is written (I15)
             header = LogFormat.Header(
                 pageSize: UInt32(pageSize), generation: 1, salt: UInt32.random(in: 1...UInt32.max),
-                baseSequence: FrameSequence(1), baseTransaction: page0.transactionID)
+                baseSequence: FrameSequence(1), baseTransaction: page0.transactionID, storeIdentity: meta.storeIdentity)
             if !options.readOnly {
                 try header.encode().withBytes { (b) throws(StorageError) in try logFile.writeFully(b, at: 0) }
                 if options.syncMode != .off { try logFile.sync() }
@@ -183,8 +195,10 @@ extension Pager {
 
     /// Creates a new, empty store: a fresh log, then page 0 written to a temporary file, fsynced,
     /// renamed into place, directory fsynced (I9). A crash at any point leaves either no store or
-    /// a complete empty one. The catalog's root page is created by the first transaction.
-    private static func create(path: String, logPath: String, options: StoreOptions) throws(StorageError) {
+    /// a complete empty one. The catalog's root page is created by the first transaction. The log
+    /// header and page 0 both carry `identity` (I17); a crash before the rename leaves a log of
+    /// just a header and no page file, which the next open makes anew.
+    private static func create(path: String, logPath: String, options: StoreOptions, identity: UInt64) throws(StorageError) {
         let fs = options.fileSystem
         let directory = directoryOf(path)
         try fs.createDirectory(directory)
@@ -194,7 +208,7 @@ extension Pager {
             try logFile.truncate(to: 0)
             let header = LogFormat.Header(
                 pageSize: UInt32(options.pageSize), generation: 1, salt: UInt32.random(in: 1...UInt32.max),
-                baseSequence: FrameSequence(1), baseTransaction: TransactionID(0))
+                baseSequence: FrameSequence(1), baseTransaction: TransactionID(0), storeIdentity: identity)
             try header.encode().withBytes { (b) throws(StorageError) in try logFile.writeFully(b, at: 0) }
             try logFile.sync()
             try logFile.close()
@@ -210,7 +224,7 @@ extension Pager {
             let page0 = PageBuffer.zeroed(size: options.pageSize)
             let meta = MetaPage(
                 pageSize: UInt32(options.pageSize), pageCount: 1, freeListHead: PageNumber(0), freePageCount: 0,
-                catalogRoot: PageNumber(0), createdAt: UInt64(currentUnixTime()))
+                catalogRoot: PageNumber(0), createdAt: UInt64(currentUnixTime()), storeIdentity: identity)
             meta.write(into: page0)
             page0.seal(as: .meta)
             try file.writeFully(page0.readOnlyBytes, at: 0)

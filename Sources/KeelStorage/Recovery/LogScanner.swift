@@ -8,6 +8,9 @@
 //   fsynced (I8). The frames after it may hold acknowledged commits, so the open fails with
 //   CORRUPT instead of discarding them (SQLite would silently ignore such a log).
 // - A header of an unknown format version fails the open (`.unsupportedVersion`).
+// - A header naming another store identity than the page file's (both known, ≠ 0) belongs to
+//   another store file: the open fails with CORRUPT naming both files before any frame is read,
+//   so a log copied or left beside the wrong page file is never replayed onto it (I17).
 // - Frames are read in order from offset 64. The scan stops at the first frame that is short,
 //   has a foreign salt, an impossible length, a transaction ID other than the expected one, or a
 //   chained checksum that does not match. Frames after the last valid commit frame are ignored:
@@ -73,8 +76,26 @@ struct LogDamage: Equatable {
 }
 
 enum LogScanner {
-    /// Scans the log; `salvage`: damage ends recovery (reported in the result) instead of failing it.
-    static func scan(_ file: any StorageFile, pageSize: Int, salvage: Bool = false) throws(StorageError) -> LogScanResult {
+    /// The refusal of a log whose header names another store identity than its page file's.
+    static func foreignLog(_ logPath: String, identity: UInt64, pageFile: (path: String, identity: UInt64)) -> StorageError {
+        StorageError(
+            .corrupt,
+            "the log \(logPath) belongs to another store file: its header names store \(hexIdentity(identity)), but the page file \(pageFile.path) is store \(hexIdentity(pageFile.identity)). Its transactions are not replayed onto this page file. Put back the page file this log belongs to (restore the matching pair of files), or move the log aside to open the page file alone, as of its last checkpoint",
+            logPosition: LogPosition(0), path: logPath)
+    }
+
+    /// A store identity as 16 hex digits.
+    static func hexIdentity(_ identity: UInt64) -> String {
+        let digits = String(identity, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// Scans the log of the page file `pageFile` (its path and the store identity its page 0
+    /// names, 0 when not known); `salvage`: damage ends recovery (reported in the result) instead
+    /// of failing it.
+    static func scan(
+        _ file: any StorageFile, pageSize: Int, pageFile: (path: String, identity: UInt64), salvage: Bool = false
+    ) throws(StorageError) -> LogScanResult {
         let size = try file.size()
         var headerBytes = [UInt8](repeating: 0, count: LogFormat.headerSize)
         let got = try headerBytes.withMutableBytes { (b) throws(StorageError) in try file.read(into: b, at: 0) }
@@ -99,6 +120,9 @@ enum LogScanner {
                 path: file.path)
         case .valid(let h):
             header = h
+        }
+        if header.storeIdentity != 0, pageFile.identity != 0, header.storeIdentity != pageFile.identity {
+            throw foreignLog(file.path, identity: header.storeIdentity, pageFile: pageFile)
         }
         guard Int(header.pageSize) == pageSize else {
             throw StorageError(

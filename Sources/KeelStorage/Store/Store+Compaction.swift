@@ -5,10 +5,12 @@
 //   1. Complete checkpoint of the old store: everything is in its page file, its log is reset.
 //   2. Check the disk has room for the live pages (refuse, saying how much is needed).
 //   3. Copy every tree, in key order, into a new store at `PATH.compact` (sync mode normal, so
-//      the copy is synced once at the end rather than per chunk).
+//      the copy is synced once at the end rather than per chunk). It gets the old store's store
+//      identity (step 1 gave one to a store made before identities), so the old log, which
+//      names it, may serve the new page file (I17).
 //   4. Close the new store: its final checkpoint writes and fsyncs its page file; remove its log.
 //   5. rename(PATH.compact, PATH), fsync the directory. The old log, reset in step 1 and untouched
-//      since, holds no valid frame and serves the new page file.
+//      since, holds no valid frame and serves the new page file, whose store identity it names.
 //      The old log is truncated to its header (it regrows on the next commit).
 //   6. Open a pager on the new file and make it current; the old pager is retired and closes its
 //      files when its last reader ends.
@@ -58,7 +60,7 @@ extension Store {
             newOptions.syncMode = .normal
             newOptions.readOnly = false
             newOptions.pageSize = old.pageSize
-            let target = try Store.open(at: temporary, options: newOptions, logger: logger)
+            let target = try Store.open(at: temporary, options: newOptions, logger: logger, newStoreIdentity: w.meta.storeIdentity)
             var trees = 0
             var entries = 0
             do throws(StorageError) {

@@ -31,7 +31,14 @@ public final class Store: Sendable {
     public static func open(
         at path: String, options: StoreOptions = StoreOptions(), logger: Logger = Logger(label: "keel.storage")
     ) throws(StorageError) -> Store {
-        let pager = try Pager.open(path: path, options: options, logger: logger)
+        try open(at: path, options: options, logger: logger, newStoreIdentity: 0)
+    }
+
+    /// `open(at:options:logger:)`, giving a store it creates the store identity `newStoreIdentity`
+    /// (0: a fresh one). Compaction's new page file keeps the old one's, so the old log, which
+    /// serves it after the swap, names the same store (I17).
+    static func open(at path: String, options: StoreOptions, logger: Logger, newStoreIdentity: UInt64) throws(StorageError) -> Store {
+        let pager = try Pager.open(path: path, options: options, logger: logger, newStoreIdentity: newStoreIdentity)
         let store = Store(path: path, options: options, pager: pager, logger: logger)
         if pager.writer.withLock({ $0.meta.catalogRoot.rawValue == 0 }), !options.readOnly {
             do {

@@ -1,7 +1,8 @@
 // The write-ahead log file `NAME.keel-wal`: a header, then frames appended in commit order.
 // Each frame carries one page image; the last frame of a transaction carries the commit flag.
 //
-// Log header (64 bytes, at offset 0; rewritten only when the log is reset after a checkpoint):
+// Log header (64 bytes, at offset 0; written when the log is made, rewritten only when it is reset
+// after a checkpoint):
 //
 // | offset | size | field                                                                 |
 // |--------|------|-----------------------------------------------------------------------|
@@ -13,7 +14,8 @@
 // | 28     | 4    | reserved (0)                                                          |
 // | 32     | 8    | base frame sequence: global sequence number of this generation's first frame |
 // | 40     | 8    | base transaction ID: the last transaction committed before this generation |
-// | 48     | 12   | reserved (0)                                                          |
+// | 48     | 8    | store identity: the page file's (its meta page, offset 56); 0 — not known (a writer before this field, or a page file without one) |
+// | 56     | 4    | reserved (0)                                                          |
 // | 60     | 4    | CRC32C of bytes [0, 60)                                               |
 //
 // Frame (32-byte header, then `stored length` bytes of payload; frames are packed, unaligned):
@@ -44,6 +46,15 @@
 // covered — a torn write of unacknowledged commits (a power cut may keep a later sector and lose
 // an earlier one) — and recovery ends there as before (Docs/Decisions/0012-log-damage.md).
 //
+// Pairing: a log is replayed only onto the page file it belongs to. When the header's store
+// identity and the page file's are both known (≠ 0) and differ, the log is another store file's
+// (copied or restored beside the wrong page file): the open fails with CORRUPT naming both files,
+// before any frame is read, and nothing is written (Docs/Invariants.md I17,
+// Docs/Decisions/0013-log-store-identity.md). Every header written carries the identity of the
+// page file it serves: the store's own at creation, the writer's page 0 at a reset (which the
+// page file then holds: everything was checkpointed, I8), the page file's page 0 when a missing or
+// empty log is made anew.
+//
 // Fsync order: frames are written, then the log is fdatasynced before a commit is acknowledged
 // (sync mode full, I1). A reset rewrites the header only after every frame was copied into the page
 // file and the page file was fsynced (I8).
@@ -61,6 +72,9 @@ enum LogFormat {
         var salt: UInt32
         var baseSequence: FrameSequence
         var baseTransaction: TransactionID
+        /// The store identity of the page file this log belongs to (MetaPage.storeIdentity); 0
+        /// when not known.
+        var storeIdentity: UInt64 = 0
 
         func encode() -> [UInt8] {
             var bytes = LogFormat.magic + [UInt8](repeating: 0, count: LogFormat.headerSize - 8)
@@ -71,6 +85,7 @@ enum LogFormat {
                 b.storeBytes(of: salt.littleEndian, toByteOffset: 24, as: UInt32.self)
                 b.storeBytes(of: baseSequence.rawValue.littleEndian, toByteOffset: 32, as: UInt64.self)
                 b.storeBytes(of: baseTransaction.rawValue.littleEndian, toByteOffset: 40, as: UInt64.self)
+                b.storeBytes(of: storeIdentity.littleEndian, toByteOffset: 48, as: UInt64.self)
                 let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[0..<60]))
                 b.storeBytes(of: crc.littleEndian, toByteOffset: 60, as: UInt32.self)
             }
@@ -107,7 +122,8 @@ enum LogFormat {
                     salt: b.loadUnaligned(fromByteOffset: 24, as: UInt32.self).littleEndian,
                     baseSequence: FrameSequence(b.loadUnaligned(fromByteOffset: 32, as: UInt64.self).littleEndian),
                     baseTransaction: TransactionID(
-                        b.loadUnaligned(fromByteOffset: 40, as: UInt64.self).littleEndian)))
+                        b.loadUnaligned(fromByteOffset: 40, as: UInt64.self).littleEndian),
+                    storeIdentity: b.loadUnaligned(fromByteOffset: 48, as: UInt64.self).littleEndian))
         }
     }
 

@@ -266,12 +266,15 @@ final class WriteAheadLog: @unchecked Sendable {
 
     /// Starts a new generation: a new salt, the header rewritten and synced (when `sync`), the
     /// append position back at the start. Called only after every frame was checkpointed (I8).
-    func reset(baseTransaction: TransactionID, salt: UInt32, sync: Bool) throws(StorageError) {
+    /// `storeIdentity`: the store identity of the page file, which now holds every frame (I17): a
+    /// header of a log made before identities, or before its page file gained one, takes it here.
+    func reset(baseTransaction: TransactionID, storeIdentity: UInt64, salt: UInt32, sync: Bool) throws(StorageError) {
         var next = header
         next.generation += 1
         next.salt = salt
         next.baseSequence = nextSequence
         next.baseTransaction = baseTransaction
+        next.storeIdentity = storeIdentity
         let bytes = next.encode()
         try bytes.withBytes { (b) throws(StorageError) in try file.writeFully(b, at: 0) }
         if sync { try file.sync() }
