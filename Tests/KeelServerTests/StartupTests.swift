@@ -1,5 +1,6 @@
 // Starting and stopping keeld: the ready line, the socket's mode and folder, refusals (one
-// line, exit 1), the data folder's lock, stale and live sockets, SIGTERM.
+// line, exit 1; a log of another store file among them), the data folder's lock, stale and live
+// sockets, SIGTERM.
 
 import Foundation
 import KeelTestSupport
@@ -111,6 +112,27 @@ struct StartupTests {
         refusal = try keeld.runExpectingRefusal(arguments: ["--config", keeld.configPath, "--log-level", "loud"])
         #expect(refusal.status == 1)
         #expect(refusal.stderr.contains("--log-level must be one of"))
+    }
+
+    @Test("A log copied from another store file of the folder refuses the start with one line naming both files; the right log back, it starts")
+    func logOfAnotherStoreFile() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        #expect(keeld.stop() == 0)
+        let feedbackLog = keeld.dataPath + "/Feedback.keel-wal"
+        let own = try Data(contentsOf: URL(fileURLWithPath: feedbackLog))
+        try FileManager.default.removeItem(atPath: feedbackLog)
+        try FileManager.default.copyItem(atPath: keeld.dataPath + "/Default.keel-wal", toPath: feedbackLog)
+        let refusal = try keeld.runExpectingRefusal()
+        #expect(refusal.status == 1)
+        #expect(refusal.stderr.split(separator: "\n").count == 1, "\(refusal.stderr)")
+        #expect(refusal.stderr.contains("\(feedbackLog) belongs to another store file"), "\(refusal.stderr)")
+        #expect(refusal.stderr.contains("the page file \(keeld.dataPath)/Feedback.keel "), "\(refusal.stderr)")
+        try own.write(to: URL(fileURLWithPath: feedbackLog))
+        try keeld.start()
+        #expect(try keeld.connect().request("p PING").isOK)
+        #expect(keeld.stop() == 0)
     }
 
     @Test("config/keeld.json is valid and holds exactly the defaults")

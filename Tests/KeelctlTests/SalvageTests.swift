@@ -1,7 +1,8 @@
 // keelctl salvage, and what comes before it: a log damaged in the middle (a frame after the
 // damage records that later saves had been made durable) makes keelctl refuse the folder, naming
 // the log offset and salvage; salvage keeps the saves before the damage, says what it dropped,
-// and leaves a folder that verifies clean and that a second salvage finds sound.
+// and leaves a folder that verifies clean and that a second salvage finds sound. A log copied from
+// another store file is not damage: verify and salvage both refuse it (I17).
 
 import Foundation
 import Testing
@@ -64,6 +65,38 @@ struct SalvageTests {
 
         let again = try w.keelctl("salvage", "--data", "data")
         #expect(again.status == 0 && again.stdout.hasPrefix("sound: no damaged log"), "\(again)")
+    }
+
+    @Test("a log copied from another data folder's store file: verify and salvage refuse it, naming both files; the right log back, verify is clean")
+    func logOfAnotherStore() throws {
+        let w = try Workspace()
+        defer { w.cleanUp() }
+        // Two folders, each left with its saves in the log (dropped without closing, as a crash).
+        for name in ["data", "other"] {
+            var options = ObjectStoreOptions()
+            options.storage.checkpointThresholdBytes = 1 << 30
+            let store = try ObjectStore.open(directory: w.file(name), model: LibraryModel.model, options: options)
+            _ = try LibraryModel.fill(store, authors: 5, booksEach: 2)
+        }
+        let own = try Data(contentsOf: URL(fileURLWithPath: w.file("data/Default.keel-wal")))
+        try FileManager.default.removeItem(atPath: w.file("data/Default.keel-wal"))
+        try FileManager.default.copyItem(atPath: w.file("other/Default.keel-wal"), toPath: w.file("data/Default.keel-wal"))
+
+        for command in ["verify", "salvage"] {
+            let refused = try w.keelctl(command, "--data", "data")
+            let said = refused.stdout + refused.stderr
+            #expect(refused.status == 1, "\(command): \(refused)")
+            #expect(said.contains("data/Default.keel-wal belongs to another store file"), "\(command): \(refused)")
+            #expect(said.contains("the page file data/Default.keel is store"), "\(command): \(refused)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: w.file("data/Default.keel-wal"))) == Data(contentsOf: URL(fileURLWithPath: w.file("other/Default.keel-wal"))),
+                "the copied log is left as it was")
+
+        try own.write(to: URL(fileURLWithPath: w.file("data/Default.keel-wal")))
+        let verify = try w.keelctl("verify", "--data", "data")
+        #expect(verify.status == 0 && verify.stdout.hasPrefix("clean: 1 store file"), "\(verify)")
+        let export = try w.keelctl("export", "--data", "data", "--entity", "Author")
+        #expect(export.stdout.split(separator: "\n").count == 5, "\(export)")
     }
 
     @Test("salvage is offline only: --socket is bad usage")
