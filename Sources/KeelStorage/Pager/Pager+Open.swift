@@ -93,9 +93,12 @@ extension Pager {
         var logOpened = false
         defer { if !logOpened { try? logFile.close() } }
         // A log of another store file (its header names another store identity) is refused here,
-        // before a frame of it is read (I17).
+        // before a frame of it is read (I17) — as damage to page 0 when that fails its checksum,
+        // since the identity read from it may be the damage.
         let scan = try LogScanner.scan(
-            logFile, pageSize: pageSize, pageFile: (path, pageFileIdentity), salvage: options.salvageLog)
+            logFile, pageSize: pageSize, pageFile: (path, pageFileIdentity),
+            pageZeroIsSound: { (try? readMetaFromFile(pageFile, pageSize: pageSize, path: path)) != nil },
+            salvage: options.salvageLog)
         // Every page a committed transaction names exists in the page file or in the log: a
         // page count past both is damage (and would size the page table by it).
         if let count = scan.pageCountAfterLastCommit, UInt64(count) > fileSize / UInt64(pageSize) + UInt64(scan.frames.count) {

@@ -10,7 +10,9 @@
 // - A header of an unknown format version fails the open (`.unsupportedVersion`).
 // - A header naming another store identity than the page file's (both known, ≠ 0) belongs to
 //   another store file: the open fails with CORRUPT naming both files before any frame is read,
-//   so a log copied or left beside the wrong page file is never replayed onto it (I17).
+//   so a log copied or left beside the wrong page file is never replayed onto it (I17). When
+//   that page 0 fails its checksum the identity read from it may be the damage: the open fails
+//   with CORRUPT naming page 0 instead, still replaying nothing.
 // - Frames are read in order from offset 64. The scan stops at the first frame that is short,
 //   has a foreign salt, an impossible length, a transaction ID other than the expected one, or a
 //   chained checksum that does not match. Frames after the last valid commit frame are ignored:
@@ -84,6 +86,16 @@ enum LogScanner {
             logPosition: LogPosition(0), path: logPath)
     }
 
+    /// The refusal of a log whose header names another store identity than the one read from a
+    /// page 0 that fails its checksum: the identity read may be the damage, so whether the log
+    /// belongs to the page file cannot be told.
+    static func unpairableLog(_ logPath: String, identity: UInt64, pageFile: (path: String, identity: UInt64)) -> StorageError {
+        StorageError(
+            .corrupt,
+            "page 0 of \(pageFile.path) fails its checksum, and the store identity read from it (\(hexIdentity(pageFile.identity))) is not the one the log \(logPath) names (\(hexIdentity(identity))): whether the log belongs to this page file cannot be told, so its transactions are not replayed. Restore the store from a backup",
+            page: .meta, path: pageFile.path)
+    }
+
     /// A store identity as 16 hex digits.
     static func hexIdentity(_ identity: UInt64) -> String {
         let digits = String(identity, radix: 16)
@@ -91,10 +103,13 @@ enum LogScanner {
     }
 
     /// Scans the log of the page file `pageFile` (its path and the store identity its page 0
-    /// names, 0 when not known); `salvage`: damage ends recovery (reported in the result) instead
-    /// of failing it.
+    /// names, 0 when not known); `pageZeroIsSound` tells, when the log's header names another
+    /// identity, whether that page 0 passes its checksum (a refusal then blames the log, else the
+    /// damaged page 0); `salvage`: damage ends recovery (reported in the result) instead of
+    /// failing it.
     static func scan(
-        _ file: any StorageFile, pageSize: Int, pageFile: (path: String, identity: UInt64), salvage: Bool = false
+        _ file: any StorageFile, pageSize: Int, pageFile: (path: String, identity: UInt64),
+        pageZeroIsSound: () -> Bool = { true }, salvage: Bool = false
     ) throws(StorageError) -> LogScanResult {
         let size = try file.size()
         var headerBytes = [UInt8](repeating: 0, count: LogFormat.headerSize)
@@ -122,6 +137,7 @@ enum LogScanner {
             header = h
         }
         if header.storeIdentity != 0, pageFile.identity != 0, header.storeIdentity != pageFile.identity {
+            guard pageZeroIsSound() else { throw unpairableLog(file.path, identity: header.storeIdentity, pageFile: pageFile) }
             throw foreignLog(file.path, identity: header.storeIdentity, pageFile: pageFile)
         }
         guard Int(header.pageSize) == pageSize else {

@@ -109,6 +109,26 @@ struct LogPairingTests {
         }
     }
 
+    @Test("a bit flipped in page 0's store identity is damage to page 0, not another store's log: CORRUPT naming page 0, nothing replayed or written")
+    func flippedIdentityIsPageZeroDamage() throws {
+        for closed in [false, true] {
+            let files = try Self.twoStores(closed: closed)
+            var page0 = try #require(files[testStorePath])
+            page0[57] ^= 0x10
+            let damaged = [testStorePath: page0, Self.logPath: files[Self.logPath]!]
+            let error = OpenValidationTests.expectRefused(damaged, .corrupt, context: "identity bit flipped, closed: \(closed)")
+            #expect(error?.path == testStorePath, "\(String(describing: error))")
+            #expect(error?.page == .meta, "\(String(describing: error))")
+            #expect(error?.message.contains("page 0") == true && error?.message.contains("fails its checksum") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("belongs to another store file") == false, "\(String(describing: error))")
+            // Resealed (its checksum made to match), the changed identity names another store:
+            // that is the foreign-log refusal.
+            let resealed = [testStorePath: OpenValidationTests.resealedPage0(page0) { _ in }, Self.logPath: files[Self.logPath]!]
+            let foreign = OpenValidationTests.expectRefused(resealed, .corrupt, context: "identity changed and resealed, closed: \(closed)")
+            #expect(foreign?.message.contains("belongs to another store file") == true, "\(String(describing: foreign))")
+        }
+    }
+
     @Test("a pair from before store identities opens unchecked, and its first checkpoint gives page file and log one identity; then another's log is refused")
     func oldPairGainsIdentity() throws {
         let made = InMemoryFileSystem()
