@@ -1,10 +1,13 @@
 // The object layer's consistency check (what `keelctl verify` and the randomized tests rely on):
 // every row decodes, every relationship agrees with its inverse on both sides, link trees hold
 // no entries of missing owners, index and unique trees hold exactly the entries the rows call
-// for, and every key of an object or link tree belongs to an object the model can have there
+// for, every key of an object or link tree belongs to an object the model can have there
 // (the object trees are walked key by key, not entity by entity as fetches scan them, so a key
-// outside every entity's range is seen too). Returns the faults found; an empty list means
-// consistent.
+// outside every entity's range is seen too), and every tree of a store file is one the model
+// keeps in it. Returns the faults found; an empty list means consistent.
+//
+// Memory: the trees are read in chunks (each its own engine read), so a check holds a chunk of
+// entries, not a tree; what it keeps is per object at most (a link tree's owners).
 //
 // A to-one or to-many target that no longer exists is a fault unless the relationship's
 // inverse has delete rule `noAction` (or there is no inverse): that is the dangling reference
@@ -91,13 +94,15 @@ extension ObjectSnapshot {
         var total: UInt64 = 0
         for root in roots { total += UInt64((try? count(root.id, includeSubentities: true)) ?? 0) }
         var done: UInt64 = 0
+        let inverses = InverseMembers()
         verifyObjectTrees(report: { faults.append($0) }) { (o) throws(KeelError) in
             done += 1
             if done % 4096 == 0 { progress(WorkProgress(task: "checking objects", done: done, total: total)) }
-            try verifyObject(o) { kind, tree, message in fault(kind, o.id, tree, message) }
+            try verifyObject(o, inverses) { kind, tree, message in fault(kind, o.id, tree, message) }
         }
         progress(WorkProgress(task: "checking objects", done: done, total: max(done, total)))
         do throws(KeelError) {
+            try verifyCatalogs { faults.append($0) }
             try verifyTrees(fault) { faults.append($0) }
         } catch {
             faults.append(StoreFault(kind: "read", message: "checking the indexes and links stopped: \(error.message)", store: nil, tree: nil, object: nil))
@@ -212,6 +217,26 @@ extension ObjectSnapshot {
         return ("\(tree) holds key \(text), \(name): \(model[entity].name) objects are kept in \(layout.objects[entity.index])\(file)", name)
     }
 
+    /// Whether `member` is in `owner`'s to-many `field` — what the inverse check asks once per
+    /// object on the other side, so it must not cost the owner's whole list each time (a
+    /// department of 100,000 employees would make the check quadratic): one look-up of the link
+    /// entry (owner key, member key) in an unordered link tree; for an ordered one, whose keys
+    /// hold positions, the owner's members read once and kept in `inverses`.
+    private func hasMember(_ owner: ObjectID, field: Int, _ member: ObjectID, _ inverses: InverseMembers) throws(KeelError) -> Bool {
+        guard let name = layout.links[owner.entity.index][field] else { return false }
+        if layout.ordered[owner.entity.index][field] {
+            if let known = inverses.members(owner, field) { return known.contains(member) }
+            let members = Set(try members(of: owner, field: field))
+            inverses.keep(owner, field, members)
+            return members.contains(member)
+        }
+        let key = KeyEncoding.objectKey(owner) + KeyEncoding.objectKey(member)
+        return try read(store: layout.storeOf[owner.entity.index]) { (txn) throws(KeelError) -> Bool in
+            guard let tree = try self.tree(txn, name) else { return false }
+            return try engine { () throws(StorageError) in try tree.contains(key) }
+        }
+    }
+
     private func allowsDangling(_ r: Relationship) -> Bool {
         guard let inv = r.inverse, let f = model[r.destination].field(named: inv),
             case .relationship(let inverse) = model[r.destination].properties[f]
@@ -219,7 +244,9 @@ extension ObjectSnapshot {
         return inverse.deleteRule == .noAction
     }
 
-    private func verifyObject(_ o: StoredObject, _ fault: (_ kind: String, _ tree: String?, _ message: String) -> Void) throws(KeelError) {
+    private func verifyObject(
+        _ o: StoredObject, _ inverses: InverseMembers, _ fault: (_ kind: String, _ tree: String?, _ message: String) -> Void
+    ) throws(KeelError) {
         let entity = model[o.id.entity]
         let name = o.id.text(in: model)
         for (field, r) in entity.relationships {
@@ -244,7 +271,7 @@ extension ObjectSnapshot {
                     case .relationship(let inv) = model[t.entity].properties[invField]
                 else { continue }
                 if inv.isToMany {
-                    if !(try members(of: t, field: invField)).contains(o.id) {
+                    if !(try hasMember(t, field: invField, o.id, inverses)) {
                         fault("inverse", nil, "\(name).\(r.name) holds \(tn), but \(tn).\(invName) does not hold \(name)")
                     }
                 } else if target.values[invField].objectID != o.id {
@@ -284,13 +311,13 @@ extension ObjectSnapshot {
                 guard let name, seenLinks.insert(name).inserted else { continue }
                 var owners: Set<ObjectID> = []
                 var stray = StrayKeys(store: model.configuration(of: entity.id), tree: name)
-                for key in try keys(store: store, tree: name) {
+                try forEachEntry(store: store, tree: name) { key, _ in
                     // An owner's key and a member's ID (`link/`) or position (`olink/`).
                     if let owner = KeyEncoding.objectID(key), owner.entity.index < model.entities.count,
                         key.count == KeyEncoding.objectKeySize + (name.hasPrefix("olink/") ? 8 : KeyEncoding.objectKeySize)
                     {
                         owners.insert(owner)
-                        continue
+                        return
                     }
                     stray.add(key, report: report) { key in
                         ("\(name) holds key \(KeyEncoding.readable(key)), which is no link entry of an object of the model", nil)
@@ -305,7 +332,7 @@ extension ObjectSnapshot {
             for index in entity.indexes + entity.uniqueConstraints {
                 let name = TreeLayout.index(index)
                 guard seenIndexes.insert(name).inserted else { continue }
-                for (key, value) in try entries(store: store, tree: name) {
+                try forEachEntry(store: store, tree: name) { (key, value) throws(KeelError) in
                     let holder = index.isUnique ? KeyEncoding.objectID(value) : KeyEncoding.objectID(key, at: key.count - KeyEncoding.objectKeySize)
                     let valueKey = index.isUnique ? key : Array(key.dropLast(KeyEncoding.objectKeySize))
                     if let holder, holder.entity.index >= model.entities.count {
@@ -322,24 +349,85 @@ extension ObjectSnapshot {
         }
     }
 
-    private func keys(store: Int, tree name: String) throws(KeelError) -> [[UInt8]] {
-        try entries(store: store, tree: name).map(\.0)
-    }
-
-    private func entries(store: Int, tree name: String) throws(KeelError) -> [([UInt8], [UInt8])] {
-        try read(store: store) { (txn) throws(KeelError) -> [([UInt8], [UInt8])] in
-            guard let tree = try engine({ () throws(StorageError) in try txn.tree(name) }) else { return [] }
-            return try engine { () throws(StorageError) -> [([UInt8], [UInt8])] in
-                var out: [([UInt8], [UInt8])] = []
-                var cursor = try tree.cursor()
-                var valid = try cursor.seekFirst()
-                while valid {
-                    out.append((try cursor.key, try cursor.value()))
-                    valid = try cursor.next()
-                }
-                return out
+    /// Trees of a store file that the model does not keep in it (`stray`, one fault a tree,
+    /// with its entries counted): every object, link, index and unique tree of the file's
+    /// entities, and the store's own (`$meta`, `$history`, `$intents`), are expected; a store
+    /// file is only ever opened with the model that made it (MODEL_MISMATCH otherwise), and no
+    /// tree is ever dropped, so any other is damage or a bug.
+    private func verifyCatalogs(report: (StoreFault) -> Void) throws(KeelError) {
+        let configurations = Array(model.configurations.keys)
+        var expected = [Set<String>](repeating: [TreeLayout.meta, TreeLayout.history, TreeLayout.intents], count: configurations.count)
+        var keptIn: [String: Int] = [:]
+        for entity in model.entities {
+            let store = layout.storeOf[entity.id.index]
+            let names = [layout.objects[entity.id.index]] + layout.links[entity.id.index].compactMap { $0 } + layout.keyedTrees[entity.id.index]
+            for name in names {
+                expected[store].insert(name)
+                keptIn[name] = store
             }
         }
+        for (store, configuration) in configurations.enumerated() {
+            let names = try read(store: store) { (txn) throws(KeelError) in try engine { () throws(StorageError) in try txn.treeNames() } }
+            for name in names where !expected[store].contains(name) {
+                var entries = 0
+                try forEachEntry(store: store, tree: name) { _, _ in entries += 1 }
+                let elsewhere = keptIn[name].map { " (the model keeps it in \(configurations[$0]).keel)" } ?? ""
+                report(StoreFault(
+                    kind: "stray",
+                    message: "\(configuration).keel holds tree \(name) (\(entries) entr\(entries == 1 ? "y" : "ies")), which the model does not keep there\(elsewhere)",
+                    store: configuration, tree: name))
+            }
+        }
+    }
+
+    /// Every entry of tree `name` of `store`, in key order, read in chunks of `chunkSize`, each in
+    /// its own engine read (so `body` may read this snapshot, and a large tree is never held
+    /// whole). A missing tree has no entries.
+    private func forEachEntry(
+        store: Int, tree name: String, chunkSize: Int = 1024, _ body: ([UInt8], [UInt8]) throws(KeelError) -> Void
+    ) throws(KeelError) {
+        var from: [UInt8]? = []  // where the next chunk starts (empty: the first key); nil: done
+        while let start = from {
+            let (chunk, next) = try read(store: store) { (txn) throws(KeelError) -> ([([UInt8], [UInt8])], [UInt8]?) in
+                guard let tree = try self.tree(txn, name) else { return ([], nil) }
+                return try engine { () throws(StorageError) -> ([([UInt8], [UInt8])], [UInt8]?) in
+                    var out: [([UInt8], [UInt8])] = []
+                    var cursor = try tree.cursor()
+                    var valid = try start.isEmpty ? cursor.seekFirst() : cursor.seek(to: start)
+                    while valid, out.count < chunkSize {
+                        out.append((try cursor.key, try cursor.value()))
+                        valid = try cursor.next()
+                    }
+                    return (out, valid ? try cursor.key : nil)
+                }
+            }
+            from = next
+            for (key, value) in chunk { try body(key, value) }
+        }
+    }
+}
+
+/// Members of ordered to-many relationships read by verify's inverse check, kept for the next
+/// object that asks about the same owner; at most `limit` members in all (then forgotten and
+/// read again), so memory stays bounded whatever the store's size.
+private final class InverseMembers {
+    private struct Owner: Hashable {
+        var id: ObjectID
+        var field: Int
+    }
+    private var kept: [Owner: Set<ObjectID>] = [:]
+    private var count = 0
+    private let limit = 1 << 20
+
+    func members(_ owner: ObjectID, _ field: Int) -> Set<ObjectID>? { kept[Owner(id: owner, field: field)] }
+
+    func keep(_ owner: ObjectID, _ field: Int, _ members: Set<ObjectID>) {
+        if count + members.count > limit {
+            kept.removeAll(keepingCapacity: true)
+            count = 0
+        }
+        kept[Owner(id: owner, field: field)] = members
+        count += members.count
     }
 }
 

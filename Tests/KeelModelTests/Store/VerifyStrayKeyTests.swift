@@ -2,14 +2,16 @@
 // entities: a key the walks by entity never reach (an entity the model does not have, another
 // tree's entity, a key that is no object key) is a `stray` fault naming the tree and the key,
 // the rest of the store still checked; past 10 stray keys in one tree, one fault counts the rest.
-// The stray keys are written through the engine directly, below the object layer.
+// A whole tree the model does not keep in a store file is a `stray` fault too. The trees are
+// walked in chunks: damage past the first chunks of a large index or link tree is still found.
+// The stray keys and trees are written through the engine directly, below the object layer.
 
 import KeelStorage
 import Testing
 
 @testable import KeelModel
 
-@Suite("verify finds keys no walk by entity reaches")
+@Suite("verify finds keys and trees no walk by entity reaches, and damage deep in large trees")
 struct VerifyStrayKeyTests {
     /// A store of one employee and one department, and the name of Person's object tree.
     static func fixture() throws -> (StoreFixture, ObjectID, String) {
@@ -86,5 +88,99 @@ struct VerifyStrayKeyTests {
         #expect(faults.allSatisfy { $0.tree == links })
         #expect(faults.first?.message == "\(links) holds key 00 01 02, which is no link entry of an object of the model", "\(faults)")
         #expect(faults.last?.message.contains("\(links) holds key 00 4d 00 00 00 00 00 00 00 02 00 01") == true, "\(faults)")
+    }
+
+    @Test("a tree the model does not keep in a store file — unknown, or kept in the other file — is a stray fault counting its entries; a consistent two-file store has none")
+    func unknownTrees() throws {
+        let f = try StoreFixture(model: TestModels.company(twoStores: true))
+        let hq = try f.insert("Building", ["name": .string("HQ")])
+        _ = try f.insert("Room", ["number": .int(101), "building": .object(hq)])
+        _ = try f.insert("Employee", ["name": .string("Kim")])
+        try f.expectConsistent()
+        let roomIndex = TreeLayout.index(try #require(f.model[f.model.id("Room")].indexes.first))
+        try f.store.stores[0].write { txn in
+            let nothing = try txn.openTree("obj/Nothing")
+            for n in 1...3 as ClosedRange<UInt64> { try nothing.put(key: KeyEncoding.u64(n), value: [1]) }
+            try txn.openTree(roomIndex).put(key: [1, 2], value: [])
+            _ = try txn.openTree("link/Gone.things")
+        }
+        let faults = try f.store.verify()
+        #expect(faults.map(\.description).sorted() == [
+            "stray (Default.keel, tree \(roomIndex)): Default.keel holds tree \(roomIndex) (1 entry), which the model does not keep there (the model keeps it in Sites.keel)",
+            "stray (Default.keel, tree link/Gone.things): Default.keel holds tree link/Gone.things (0 entries), which the model does not keep there",
+            "stray (Default.keel, tree obj/Nothing): Default.keel holds tree obj/Nothing (3 entries), which the model does not keep there",
+        ], "\(faults)")
+    }
+
+    @Test("damage past the first chunks of large index and link trees is found: a missing and a stale index entry, a stray link key, nothing else")
+    func damageDeepInLargeTrees() throws {
+        let f = try StoreFixture()
+        let sales = try f.insert("Department", ["name": .string("Sales")])
+        var changes: [Change] = []
+        var ids: [ObjectID] = []
+        for n in 0..<2_500 {
+            let id = try f.new("Employee")
+            ids.append(id)
+            changes.append(.insert(id, values: f.values("Employee", ["name": .string("e\(1_000_000 + n)"), "department": .object(sales)])))
+        }
+        _ = try f.store.save(ChangeSet(changes: changes))
+        try f.expectConsistent()
+        let nameIndex = TreeLayout.index(try #require(f.model[f.model.id("Person")].indexes.first))
+        let links = try #require(TreeLayout(model: f.model).links[f.model.id("Department").index][f.model.field("Department", "employees")])
+        let (missing, stale) = (ids[2_000], ids[2_400])
+        try f.store.stores[0].write { txn in
+            let index = try txn.openTree(nameIndex)
+            var key = KeyEncoding.valuesKey([.string("e1002000")])
+            KeyEncoding.appendObjectKey(missing, to: &key)
+            #expect(try index.delete(key: key))
+            var wrong = KeyEncoding.valuesKey([.string("zz")])
+            KeyEncoding.appendObjectKey(stale, to: &wrong)
+            try index.put(key: wrong, value: [])
+            try txn.openTree(links).put(key: KeyEncoding.objectKey(sales) + [9], value: [])
+        }
+        let faults = try f.store.verify()
+        #expect(faults.count == 3, "\(faults.map(\.description))")
+        #expect(faults.contains { $0.kind == "index" && $0.object == missing.text(in: f.model) && $0.message.contains("has no entry") }, "\(faults)")
+        #expect(faults.contains { $0.kind == "index" && $0.object == stale.text(in: f.model) && $0.message.contains("stale entry") }, "\(faults)")
+        #expect(faults.contains { $0.kind == "stray" && $0.tree == links }, "\(faults)")
+    }
+
+    @Test("an inverse missing from a large to-many is found by a look-up, ordered or not: one inverse fault naming both objects each")
+    func inverseMissingFromLargeToMany() throws {
+        let f = try StoreFixture()
+        let sales = try f.insert("Department", ["name": .string("Sales")])
+        let project = try f.new("Project")
+        var changes: [Change] = [.insert(project, values: f.values("Project", ["title": .string("Atlas")]))]
+        var ids: [ObjectID] = []
+        for n in 0..<1_500 {
+            let id = try f.new("Employee")
+            ids.append(id)
+            changes.append(.insert(id, values: f.values("Employee", ["name": .string("e\(n)"), "department": .object(sales)])))
+        }
+        _ = try f.store.save(ChangeSet(changes: changes))
+        // Project.members is ordered (maxCount 5): three members, its inverse Employee.projects.
+        _ = try f.store.save(ChangeSet(changes: [.add(project, field: f.model.field("Project", "members"), members: Array(ids[0..<3]), at: nil)]))
+        try f.expectConsistent()
+        let layout = TreeLayout(model: f.model)
+        let employees = try #require(layout.links[f.model.id("Department").index][f.model.field("Department", "employees")])
+        let members = try #require(layout.links[f.model.id("Project").index][f.model.field("Project", "members")])
+        try f.store.stores[0].write { txn in
+            #expect(try txn.openTree(employees).delete(key: KeyEncoding.objectKey(sales) + KeyEncoding.objectKey(ids[1_234])))
+            // The ordered entry of ids[1]: the key is the owner and a position, the value the member.
+            let tree = try txn.openTree(members)
+            var cursor = try tree.cursor()
+            var valid = try cursor.seekFirst()
+            var doomed: [UInt8]?
+            while valid {
+                if try cursor.value() == KeyEncoding.objectKey(ids[1]) { doomed = try cursor.key }
+                valid = try cursor.next()
+            }
+            #expect(try tree.delete(key: try #require(doomed)))
+        }
+        let faults = try f.store.verify()
+        #expect(faults.map(\.description).sorted() == [
+            "inverse (Default.keel, object \(ids[1].text(in: f.model))): \(ids[1].text(in: f.model)).projects holds \(project.text(in: f.model)), but \(project.text(in: f.model)).members does not hold \(ids[1].text(in: f.model))",
+            "inverse (Default.keel, object \(ids[1_234].text(in: f.model))): \(ids[1_234].text(in: f.model)).department holds \(sales.text(in: f.model)), but \(sales.text(in: f.model)).employees does not hold \(ids[1_234].text(in: f.model))",
+        ].sorted(), "\(faults)")
     }
 }
