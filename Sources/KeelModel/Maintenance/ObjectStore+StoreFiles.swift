@@ -44,17 +44,24 @@ extension ObjectStore {
     /// damaged page they must read) is reported as a `read` fault after the page faults.
     public func verifyAll(progress: ProgressHandler = { _ in }) throws(KeelError) -> [StoreFault] {
         var faults: [StoreFault] = []
+        try verifyAll(progress: progress) { faults.append($0) }
+        return faults
+    }
+
+    /// `verifyAll`, each fault handed to `report` as it is found, in the same order; nothing is
+    /// kept here, so a caller that keeps a bounded number (keeld's VERIFY: the first 100 and a
+    /// count) checks a store of any number of faults in bounded memory.
+    public func verifyAll(progress: ProgressHandler = { _ in }, report: (StoreFault) -> Void) throws(KeelError) {
         for (configuration, store) in zip(configurations, stores) {
-            let report = try engine { () throws(StorageError) in try store.verify(progress: progress) }
-            faults += report.faults.map { StoreFault(page: $0, store: configuration) }
+            let pages = try engine { () throws(StorageError) in try store.verify(progress: progress) }
+            for fault in pages.faults { report(StoreFault(page: fault, store: configuration)) }
         }
         do throws(KeelError) {
-            faults += try verify(progress: progress)
+            try verify(progress: progress, report: report)
         } catch where error.code == .corrupt || error.code == .io {
             let page = (error.cause as? StorageError)?.page?.rawValue
-            faults.append(StoreFault(kind: "read", message: "the object checks stopped: \(error.message)", page: page))
+            report(StoreFault(kind: "read", message: "the object checks stopped: \(error.message)", page: page))
         }
-        return faults
     }
 
     /// The page and tree checks of the store files of `configurations` in `directory`, without

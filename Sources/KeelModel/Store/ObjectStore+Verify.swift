@@ -75,9 +75,17 @@ public struct StoreFault: Sendable, Hashable, CustomStringConvertible {
 extension ObjectStore {
     /// Checks the newest committed state of every store.
     public func verify(progress: ProgressHandler = { _ in }) throws(KeelError) -> [StoreFault] {
+        var faults: [StoreFault] = []
+        try verify(progress: progress) { faults.append($0) }
+        return faults
+    }
+
+    /// Checks the newest committed state of every store, handing each fault to `report` as it
+    /// is found (nothing is kept: what the caller keeps is its choice).
+    public func verify(progress: ProgressHandler = { _ in }, report: (StoreFault) -> Void) throws(KeelError) {
         let snapshot = try snapshot()
         defer { snapshot.close() }
-        return try snapshot.verify(progress: progress)
+        try snapshot.verify(progress: progress, report: report)
     }
 }
 
@@ -85,8 +93,14 @@ extension ObjectSnapshot {
     /// The object layer's checks; reports objects checked against the objects stored.
     public func verify(progress: ProgressHandler = { _ in }) throws(KeelError) -> [StoreFault] {
         var faults: [StoreFault] = []
+        try verify(progress: progress) { faults.append($0) }
+        return faults
+    }
+
+    /// The object layer's checks, each fault handed to `report` as it is found.
+    public func verify(progress: ProgressHandler = { _ in }, report: (StoreFault) -> Void) throws(KeelError) {
         func fault(_ kind: String, _ object: ObjectID?, _ tree: String?, _ message: String) {
-            faults.append(StoreFault(
+            report(StoreFault(
                 kind: kind, message: message, store: object.map { model.configuration(of: $0.entity) }, tree: tree,
                 object: object.map { $0.text(in: model) }))
         }
@@ -95,19 +109,18 @@ extension ObjectSnapshot {
         for root in roots { total += UInt64((try? count(root.id, includeSubentities: true)) ?? 0) }
         var done: UInt64 = 0
         let inverses = InverseMembers()
-        verifyObjectTrees(report: { faults.append($0) }) { (o) throws(KeelError) in
+        verifyObjectTrees(report: report) { (o) throws(KeelError) in
             done += 1
             if done % 4096 == 0 { progress(WorkProgress(task: "checking objects", done: done, total: total)) }
             try verifyObject(o, inverses) { kind, tree, message in fault(kind, o.id, tree, message) }
         }
         progress(WorkProgress(task: "checking objects", done: done, total: max(done, total)))
         do throws(KeelError) {
-            try verifyCatalogs { faults.append($0) }
-            try verifyTrees(fault) { faults.append($0) }
+            try verifyCatalogs(report: report)
+            try verifyTrees(fault, report: report)
         } catch {
-            faults.append(StoreFault(kind: "read", message: "checking the indexes and links stopped: \(error.message)", store: nil, tree: nil, object: nil))
+            report(StoreFault(kind: "read", message: "checking the indexes and links stopped: \(error.message)", store: nil, tree: nil, object: nil))
         }
-        return faults
     }
 
     /// At most this many stray keys of one tree are a fault each; the others are one fault that
@@ -475,11 +488,24 @@ extension StoreFault {
     /// join `details`.
     public static func verificationError(_ faults: [StoreFault], details extra: JSON = [:]) -> KeelError {
         var report = ProblemReport()
-        for fault in faults { report.add { (fault.json, fault.description) } }
+        for fault in faults { report.add(fault) }
+        return verificationError(report, details: extra)
+    }
+
+    /// The same from faults gathered into `report` (`ProblemReport.add(_:)`): the first of them
+    /// kept, every one counted.
+    public static func verificationError(_ report: ProblemReport, details extra: JSON = [:]) -> KeelError {
         var details = report.details("faults", countKey: "faultCount").objectValue ?? [:]
         for (key, value) in extra.objectValue ?? [:] { details[key] = value }
         return KeelError(
-            .corrupt, "verification found \(faults.count) fault\(faults.count == 1 ? "" : "s"): \(report.listing(limit: 3))",
+            .corrupt, "verification found \(report.count) fault\(report.count == 1 ? "" : "s"): \(report.listing(limit: 3))",
             details: .object(details))
+    }
+}
+
+extension ProblemReport {
+    /// Adds a verify fault: its wire form for `details.faults`, its description for the message.
+    public mutating func add(_ fault: StoreFault) {
+        add { (fault.json, fault.description) }
     }
 }
