@@ -56,6 +56,23 @@ struct VerifyStrayKeyTests {
         #expect(stray[0].json["store"] == "Default")
     }
 
+    /// A store of one department, Sales, and `count` employees in it named e1000000, e1000001, …
+    /// (in one save), consistent.
+    static func department(of count: Int) throws -> (StoreFixture, ObjectID, [ObjectID]) {
+        let f = try StoreFixture()
+        let sales = try f.insert("Department", ["name": .string("Sales")])
+        var changes: [Change] = []
+        var ids: [ObjectID] = []
+        for n in 0..<count {
+            let id = try f.new("Employee")
+            ids.append(id)
+            changes.append(.insert(id, values: f.values("Employee", ["name": .string("e\(1_000_000 + n)"), "department": .object(sales)])))
+        }
+        _ = try f.store.save(ChangeSet(changes: changes))
+        try f.expectConsistent()
+        return (f, sales, ids)
+    }
+
     @Test("10,000 stray keys in one tree: 10 faults naming a key each and one counting the rest")
     func manyStrayKeys() throws {
         let (f, _, persons) = try Self.fixture()
@@ -114,17 +131,7 @@ struct VerifyStrayKeyTests {
 
     @Test("damage past the first chunks of large index and link trees is found: a missing and a stale index entry, a stray link key, nothing else")
     func damageDeepInLargeTrees() throws {
-        let f = try StoreFixture()
-        let sales = try f.insert("Department", ["name": .string("Sales")])
-        var changes: [Change] = []
-        var ids: [ObjectID] = []
-        for n in 0..<2_500 {
-            let id = try f.new("Employee")
-            ids.append(id)
-            changes.append(.insert(id, values: f.values("Employee", ["name": .string("e\(1_000_000 + n)"), "department": .object(sales)])))
-        }
-        _ = try f.store.save(ChangeSet(changes: changes))
-        try f.expectConsistent()
+        let (f, sales, ids) = try Self.department(of: 2_500)
         let nameIndex = TreeLayout.index(try #require(f.model[f.model.id("Person")].indexes.first))
         let links = try #require(TreeLayout(model: f.model).links[f.model.id("Department").index][f.model.field("Department", "employees")])
         let (missing, stale) = (ids[2_000], ids[2_400])
@@ -147,17 +154,8 @@ struct VerifyStrayKeyTests {
 
     @Test("an inverse missing from a large to-many is found by a look-up, ordered or not: one inverse fault naming both objects each")
     func inverseMissingFromLargeToMany() throws {
-        let f = try StoreFixture()
-        let sales = try f.insert("Department", ["name": .string("Sales")])
-        let project = try f.new("Project")
-        var changes: [Change] = [.insert(project, values: f.values("Project", ["title": .string("Atlas")]))]
-        var ids: [ObjectID] = []
-        for n in 0..<1_500 {
-            let id = try f.new("Employee")
-            ids.append(id)
-            changes.append(.insert(id, values: f.values("Employee", ["name": .string("e\(n)"), "department": .object(sales)])))
-        }
-        _ = try f.store.save(ChangeSet(changes: changes))
+        let (f, sales, ids) = try Self.department(of: 1_500)
+        let project = try f.insert("Project", ["title": .string("Atlas")])
         // Project.members is ordered (maxCount 5): three members, its inverse Employee.projects.
         _ = try f.store.save(ChangeSet(changes: [.add(project, field: f.model.field("Project", "members"), members: Array(ids[0..<3]), at: nil)]))
         try f.expectConsistent()
