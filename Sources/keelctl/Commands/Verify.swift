@@ -1,12 +1,14 @@
 // keelctl verify: every check there is; exit 0 clean, exit 1 with each fault named.
 //
-// The text output lists every fault the check has, one line each, each line printed as it is
-// made (no text of all of them is built): offline that is every fault found; online, the faults
-// VERIFY's reply lists — the first 100 — then one line counting the others. `--json` is bounded
-// like VERIFY's reply whatever the count: the first 100 faults and `faultCount`.
+// The text output lists every fault the check has, one line each, each line printed as the check
+// finds it (FaultOutput: nothing of them is kept, so a store of millions of faults is verified in
+// bounded memory): offline that is every fault found; online, the faults VERIFY's reply lists —
+// the first 100 — then one line counting the others. `--json` is bounded like VERIFY's reply
+// whatever the count: the first 100 faults and `faultCount`.
 
 import ArgumentParser
 import KeelModel
+import Synchronization
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,29 +28,59 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         let bar = ProgressBar()
-        let (findings, summary) = try await check(bar)
+        let output = FaultOutput(printing: !json, bar: bar)
+        let (count, summary) = try await check(bar, output)
         if json {
-            print(Self.json(findings, summary).serialized())
+            print(Self.json(output.kept, count: count, summary).serialized())
         } else {
-            for fault in findings.faults { print(fault.description) }
-            let unlisted = findings.count - findings.faults.count
+            let unlisted = count - output.listed
             if unlisted > 0 {
-                print("… and \(unlisted) more fault\(unlisted == 1 ? "" : "s") (keeld's reply lists the first \(findings.faults.count); verify the data folder offline, keeld stopped, to list each)")
+                print("… and \(unlisted) more fault\(unlisted == 1 ? "" : "s") (keeld's reply lists the first \(output.listed); verify the data folder offline, keeld stopped, to list each)")
             }
         }
-        guard findings.count == 0 else {
-            throw Failure("verification found \(findings.count) fault\(findings.count == 1 ? "" : "s")")
+        guard count == 0 else {
+            throw Failure("verification found \(count) fault\(count == 1 ? "" : "s")")
         }
         if !json { print("clean: \(summary.text)") }
     }
 
+    /// Where the faults go as they are found: printed a line each (the progress line erased
+    /// first), or the first 100 kept for `--json`; counted either way.
+    final class FaultOutput: Sendable {
+        private let printing: Bool
+        private let bar: ProgressBar
+        private let state = Mutex<(listed: Int, kept: [StoreFault])>((0, []))
+
+        init(printing: Bool, bar: ProgressBar) {
+            self.printing = printing
+            self.bar = bar
+        }
+
+        /// The faults handed over.
+        var listed: Int { state.withLock { $0.listed } }
+        /// The first `ProblemReport.detailLimit` of them, when not printing.
+        var kept: [StoreFault] { state.withLock { $0.kept } }
+
+        func add(_ fault: StoreFault) {
+            state.withLock { s in
+                s.listed += 1
+                if printing {
+                    bar.finish()
+                    print(fault.description)
+                } else if s.kept.count < ProblemReport.detailLimit {
+                    s.kept.append(fault)
+                }
+            }
+        }
+    }
+
     /// `{"ok":…,"faults":[the first 100],"faultCount":n}`, and when clean what was checked:
     /// `storeFiles`, `pages`, `objects`.
-    static func json(_ findings: VerifyFindings, _ summary: Summary) -> JSON {
-        guard findings.count == 0 else {
+    static func json(_ faults: [StoreFault], count: Int, _ summary: Summary) -> JSON {
+        guard count == 0 else {
             return [
-                "ok": false, "faults": .array(findings.faults.prefix(ProblemReport.detailLimit).map(\.json)),
-                "faultCount": .int(Int64(findings.count)),
+                "ok": false, "faults": .array(faults.prefix(ProblemReport.detailLimit).map(\.json)),
+                "faultCount": .int(Int64(count)),
             ]
         }
         return [
@@ -67,9 +99,9 @@ struct Verify: AsyncParsableCommand {
         var text: String { "\(files) store file\(files == 1 ? "" : "s"), \(pages) pages, \(objects) objects" }
     }
 
-    /// The faults, and what was checked.
-    private func check(_ bar: ProgressBar) async throws -> (VerifyFindings, Summary) {
-        guard !location.isOnline else { return try await location.run { try await Self.check($0, bar, ticking: true) } }
+    /// The faults (to `output`), how many, and what was checked.
+    private func check(_ bar: ProgressBar, _ output: FaultOutput) async throws -> (Int, Summary) {
+        guard !location.isOnline else { return try await location.run { try await Self.check($0, bar, output, ticking: true) } }
         let folder = try OfflineFolder.acquire(location)
         let store: ObjectStore
         do throws(Failure) {
@@ -83,16 +115,21 @@ struct Verify: AsyncParsableCommand {
             }
             bar.finish()
             faults.append(StoreFault(kind: "read", message: error.message))
-            return (VerifyFindings(faults: faults, count: faults.count), Summary())
+            for fault in faults { output.add(fault) }
+            return (faults.count, Summary())
         }
-        return try await Location.using(OfflineBackend(folder: folder, store: store, reading: true)) { try await Self.check($0, bar, ticking: false) }
+        return try await Location.using(OfflineBackend(folder: folder, store: store, reading: true)) {
+            try await Self.check($0, bar, output, ticking: false)
+        }
     }
 
-    private static func check(_ backend: any Backend, _ bar: ProgressBar, ticking: Bool) async throws -> (VerifyFindings, Summary) {
-        let findings = try await bar.during("verifying", ticking: ticking) { () throws(KeelError) in try await backend.verify(progress: bar) }
-        guard findings.count == 0 else { return (findings, Summary()) }  // the figures would read the damage again
+    private static func check(_ backend: any Backend, _ bar: ProgressBar, _ output: FaultOutput, ticking: Bool) async throws -> (Int, Summary) {
+        let count = try await bar.during("verifying", ticking: ticking) { () throws(KeelError) in
+            try await backend.verify(progress: bar) { output.add($0) }
+        }
+        guard count == 0 else { return (count, Summary()) }  // the figures would read the damage again
         let stats = try await backend.statistics(contents: false)
-        return (findings, Summary(
+        return (count, Summary(
             files: Int64(stats["files"]?.objectValue?.count ?? 0),
             pages: (stats["pagesUsed"]?.intValue ?? 0) + (stats["pagesFree"]?.intValue ?? 0),
             objects: stats["totalObjects"]?.intValue ?? 0))

@@ -6,12 +6,6 @@
 import KeelModel
 import KeelStorage
 
-/// What verify found: the faults (online, the first 100 the daemon's reply lists: VERIFY's
-/// `details.faults`), and how many there are in all (`details.faultCount` online).
-struct VerifyFindings: Sendable {
-    var faults: [StoreFault]
-    var count: Int
-}
 
 /// What a backup wrote.
 struct BackupOutcome: Sendable {
@@ -31,8 +25,9 @@ protocol Backend: Sendable {
     func statistics(contents: Bool) async throws(KeelError) -> JSON
     func checkpoint() async throws(KeelError)
     func compact(progress: ProgressBar) async throws(KeelError) -> (bytesBefore: Int64, bytesAfter: Int64)
-    /// Every check; the faults found (none: clean).
-    func verify(progress: ProgressBar) async throws(KeelError) -> VerifyFindings
+    /// Every check; each fault is handed to `fault` as it is found (online: the ones keeld's
+    /// reply lists, the first 100); returns how many there are in all (0: clean).
+    func verify(progress: ProgressBar, fault: @escaping @Sendable (StoreFault) -> Void) async throws(KeelError) -> Int
     func backup(to path: String, progress: ProgressBar) async throws(KeelError) -> BackupOutcome
     /// FETCH `request` (the protocol's JSON); `row` gets each row's JSON, in order.
     func fetch(_ request: JSON, row: @escaping @Sendable (JSON) throws(KeelError) -> Void) async throws(KeelError)

@@ -47,9 +47,15 @@ final class OfflineBackend: Backend {
         return (Int64(before), Int64(after))
     }
 
-    func verify(progress: ProgressBar) async throws(KeelError) -> VerifyFindings {
-        let faults = try await onThread { [store] () throws(KeelError) in try store.verifyAll(progress: progress.report) }
-        return VerifyFindings(faults: faults, count: faults.count)
+    func verify(progress: ProgressBar, fault: @escaping @Sendable (StoreFault) -> Void) async throws(KeelError) -> Int {
+        try await onThread { [store] () throws(KeelError) -> Int in
+            var count = 0
+            try store.verifyAll(progress: progress.report) { found in
+                count += 1
+                fault(found)
+            }
+            return count
+        }
     }
 
     func backup(to path: String, progress: ProgressBar) async throws(KeelError) -> BackupOutcome {

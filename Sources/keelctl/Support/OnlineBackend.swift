@@ -48,14 +48,18 @@ final class OnlineBackend: Backend {
         return (result.bytesBefore, result.bytesAfter)
     }
 
-    func verify(progress: ProgressBar) async throws(KeelError) -> VerifyFindings {
+    func verify(progress: ProgressBar, fault: @escaping @Sendable (StoreFault) -> Void) async throws(KeelError) -> Int {
         do throws(KeelError) {
             _ = try await connection.verify()
-            return VerifyFindings(faults: [], count: 0)
+            return 0
         } catch where error.code == .corrupt {
             let faults = error.verificationFaults
-            guard !faults.isEmpty else { return VerifyFindings(faults: [StoreFault(kind: "read", message: error.message)], count: 1) }
-            return VerifyFindings(faults: faults, count: max(faults.count, error.faultCount))
+            guard !faults.isEmpty else {
+                fault(StoreFault(kind: "read", message: error.message))
+                return 1
+            }
+            for f in faults { fault(f) }
+            return max(faults.count, error.faultCount)
         }
     }
 
