@@ -112,10 +112,12 @@ extension BTreeCursor {
             return leaf.number
         }
         if levels == 0 { return tree.root }
+        // The key in its search form once for the whole descent.
+        let probe = SearchKey(key)
         guard frames.count == levels else {
-            return try descendBranches(from: try Node(source.page(tree.root), tree.root), to: key, levels: levels)
+            return try descendBranches(from: try Node(source.page(tree.root), tree.root), to: probe, levels: levels)
         }
-        let level = try fencingLevel(for: key)
+        let level = try fencingLevel(for: probe)
         if level == levels - 1 { return try frames[level].node.child(at: frames[level].position) }
         // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
         // its node is moved out of the path, the frames below it dropped. That node's search
@@ -124,14 +126,14 @@ extension BTreeCursor {
         // from the root, `lookUpEach`), so they are ≤ `key` too.
         while frames.count > level + 2 { frames.removeLast() }
         let frame = frames.removeLast()
-        return try descendBranches(from: frame.node, at: frame.position, to: key, levels: levels)
+        return try descendBranches(from: frame.node, at: frame.position, to: probe, levels: levels)
     }
 
     /// Descends from the branch `node` towards `key`, pushing a frame per branch, until `levels`
     /// frames stand above the leaves; returns the leaf's page number (the leaf not read).
     /// `start`: where `node`'s search begins (a child position the key's is known to be at or
     /// after); the branches below are searched whole.
-    private mutating func descendBranches(from node: Node, at start: Int = 0, to key: UnsafeRawBufferPointer, levels: Int) throws(StorageError) -> PageNumber {
+    private mutating func descendBranches(from node: Node, at start: Int = 0, to key: SearchKey, levels: Int) throws(StorageError) -> PageNumber {
         var node = node
         var start = start
         while true {

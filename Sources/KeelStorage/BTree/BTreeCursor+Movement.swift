@@ -6,7 +6,9 @@ extension BTreeCursor {
     mutating func descend(to key: UnsafeRawBufferPointer) throws(StorageError) {
         invalidate()
         seenChangeCount = source.changeCount
-        try descend(from: tree.root) { (node) throws(StorageError) in try node.childPosition(for: key) }
+        // The key in its search form once for the whole descent.
+        let probe = SearchKey(key)
+        try descend(from: tree.root) { (node) throws(StorageError) in try node.childPosition(for: probe) }
     }
 
     /// Descends from `number` along first (or last) children, pushing frames, to a leaf.

@@ -34,7 +34,8 @@ extension BTreeCursor {
     /// above and descends again below it. True when that is the current leaf (nothing moved);
     /// otherwise the cursor stands on no entry of its new leaf yet.
     mutating func moveForwardToLeaf(holding key: UnsafeRawBufferPointer) throws(StorageError) -> Bool {
-        let level = try fencingLevel(for: key)
+        let probe = SearchKey(key)
+        let level = try fencingLevel(for: probe)
         if level == frames.count - 1 { return true }
         // Below frame `level` (the root when -1): its child, a branch on the path, holds `key`;
         // its node is moved out of the path, the frames below it dropped.
@@ -42,7 +43,7 @@ extension BTreeCursor {
         let branch = frames.removeLast().node
         self.leaf = nil
         isValid = false
-        try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: key) }
+        try descend(from: branch) { (node) throws(StorageError) in try node.childPosition(for: probe) }
         return false
     }
 
@@ -50,13 +51,21 @@ extension BTreeCursor {
     /// frame's position, N3), -1 when none does (the root's subtree holds it).
     @inline(__always)
     func fencingLevel(for key: UnsafeRawBufferPointer) throws(StorageError) -> Int {
+        try fencingLevel(for: SearchKey(key))
+    }
+
+    /// `fencingLevel` for a key already in its search form.
+    @inline(__always)
+    func fencingLevel(for key: SearchKey) throws(StorageError) -> Int {
         var level = frames.count - 1
         while level >= 0 {
             // The frame read in place (a copy would take and drop a reference to its page).
             let position = frames[level].position
-            if position < frames[level].node.count {
-                let (start, length) = try frames[level].node.branchKey(at: position)
-                if Node.compare(key, frames[level].node.base + start, length) < 0 { break }
+            let cells = frames[level].node.count
+            if position < cells {
+                let (start, length) = try frames[level].node.searchedBranchKey(
+                    at: position, cells: cells, cellStart: frames[level].node.contentStart)
+                if key.compare(frames[level].node.base + start, length) < 0 { break }
             }
             level -= 1
         }

@@ -220,12 +220,20 @@ struct Node {
     /// (the caller knows the keys before `start` are below `key`).
     @inline(__always)
     func leafSearch(_ key: UnsafeRawBufferPointer, from start: Int = 0) throws(StorageError) -> (index: Int, found: Bool) {
+        try leafSearch(SearchKey(key), from: start)
+    }
+
+    /// `leafSearch` for a key already in its search form (made once for a whole descent).
+    @inline(__always)
+    func leafSearch(_ probe: SearchKey, from start: Int = 0) throws(StorageError) -> (index: Int, found: Bool) {
+        let cells = count
+        let cellStart = contentStart
         var low = start
-        var high = count
+        var high = cells
         while low < high {
             let mid = (low &+ high) >> 1
-            let (start, length) = try leafKey(at: mid)
-            let c = Node.compare(key, base + start, length)
+            let (start, length) = try searchedLeafKey(at: mid, cells: cells, cellStart: cellStart)
+            let c = probe.compare(base + start, length)
             if c > 0 {
                 low = mid + 1
             } else if c < 0 {
@@ -242,18 +250,65 @@ struct Node {
     /// after (the separators before it are ≤ `key`), where the search begins.
     @inline(__always)
     func childPosition(for key: UnsafeRawBufferPointer, from start: Int = 0) throws(StorageError) -> Int {
+        try childPosition(for: SearchKey(key), from: start)
+    }
+
+    /// `childPosition` for a key already in its search form (made once for a whole descent).
+    @inline(__always)
+    func childPosition(for probe: SearchKey, from start: Int = 0) throws(StorageError) -> Int {
+        let cells = count
+        let cellStart = contentStart
         var low = start
-        var high = count
+        var high = cells
         while low < high {
             let mid = (low &+ high) >> 1
-            let (start, length) = try branchKey(at: mid)
-            if Node.compare(key, base + start, length) >= 0 {
+            let (start, length) = try searchedBranchKey(at: mid, cells: cells, cellStart: cellStart)
+            if probe.compare(base + start, length) >= 0 {
                 low = mid + 1
             } else {
                 high = mid
             }
         }
         return low
+    }
+
+    /// `leafKey(at:)` for a search step: the usual cell — its slot in the cell area, a one-byte
+    /// key length and a value tag of one or two bytes, the key inside the page — read with the
+    /// checks folded into a few compares (`cells`, `cellStart`: the header's count and content
+    /// start, read once per search); any other cell goes to `leafKey(at:)`, which gives the same
+    /// answer or the same error.
+    @inline(__always)
+    func searchedLeafKey(at index: Int, cells: Int, cellStart: Int) throws(StorageError) -> (start: Int, length: Int) {
+        if UInt(bitPattern: index) < UInt(bitPattern: cells) {
+            let offset = Int(u16(at: Node.headerSize &+ Node.slotSize &* index))
+            // Three bytes readable: the key length and a tag of up to two bytes.
+            if offset >= cellStart, offset &+ 3 <= pageSize {
+                let length = Int(base.load(fromByteOffset: offset, as: UInt8.self))
+                var p = offset &+ 2
+                if base.load(fromByteOffset: offset &+ 1, as: UInt8.self) >= 0x80 {
+                    p = base.load(fromByteOffset: offset &+ 2, as: UInt8.self) < 0x80 ? offset &+ 3 : pageSize &+ 1
+                }
+                if length < 0x80, length <= pageSize &- p { return (p, length) }
+            }
+        }
+        return try leafKey(at: index)
+    }
+
+    /// `branchKey(at:)` for a search step: the usual cell — its slot in the cell area, a one-byte
+    /// key length, the key inside the page — read with the checks folded into a few compares;
+    /// any other cell goes to `branchKey(at:)`, which gives the same answer or the same error.
+    @inline(__always)
+    func searchedBranchKey(at index: Int, cells: Int, cellStart: Int) throws(StorageError) -> (start: Int, length: Int) {
+        if UInt(bitPattern: index) < UInt(bitPattern: cells) {
+            let offset = Int(u16(at: Node.headerSize &+ Node.slotSize &* index))
+            // The child page number and the key length's byte inside the page.
+            let p = offset &+ 5
+            if offset >= cellStart, p <= pageSize {
+                let length = Int(base.load(fromByteOffset: offset &+ 4, as: UInt8.self))
+                if length < 0x80, length <= pageSize &- p { return (p, length) }
+            }
+        }
+        return try branchKey(at: index)
     }
 
     /// Orders byte strings as unsigned bytes (memcmp), a proper prefix first. Short keys are
@@ -295,5 +350,70 @@ struct Node {
 package enum KeyOrder {
     package static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         Node.compare(a, b)
+    }
+}
+
+/// A key being searched for, in the form a search compares it in, made once per search (or per
+/// descent) instead of read again for every comparison: when it has nine to sixteen bytes — an
+/// object key has ten —, its first eight as one big-endian word and the bytes after them as
+/// another (left-aligned, zeros after). `compare` orders exactly as `Node.compare` (unsigned
+/// bytes, a proper prefix first). When both keys have nine to sixteen bytes their first words
+/// decide, then their second words (the other key's read as the word ending at its last byte,
+/// shifted up past the bytes before 8: zeros after its end, as this key's), then the lengths —
+/// equal words with different lengths mean one key is the other with zeros after, so the
+/// shorter is a proper prefix and comes first. Any other pair of lengths goes to
+/// `compareOther`, out of line.
+struct SearchKey {
+    let bytes: UnsafeRawBufferPointer
+    /// The first eight bytes as a big-endian word (0 when there are fewer).
+    let head: UInt64
+    /// Bytes 8 onwards as a big-endian word, left-aligned with zeros after (0 unless `isPair`).
+    let tail: UInt64
+    /// The key has nine to sixteen bytes: `head` and `tail` hold all of it.
+    let isPair: Bool
+
+    @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        isPair = SearchKey.isPairLength(bytes.count)
+        if bytes.count >= 8, let base = bytes.baseAddress {
+            head = UInt64(bigEndian: base.loadUnaligned(as: UInt64.self))
+            tail = isPair ? SearchKey.tail(base, bytes.count) : 0
+        } else {
+            head = 0
+            tail = 0
+        }
+    }
+
+    /// Nine to sixteen bytes.
+    @inline(__always)
+    static func isPairLength(_ length: Int) -> Bool { UInt(bitPattern: length &- 9) < 8 }
+
+    /// Bytes 8..<`length` (9 ≤ `length` ≤ 16) of the key at `p` as a big-endian word,
+    /// left-aligned: the word ending at the last byte, shifted up past the bytes before 8.
+    @inline(__always)
+    static func tail(_ p: UnsafeRawPointer, _ length: Int) -> UInt64 {
+        UInt64(bigEndian: p.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)) &<< UInt64((16 &- length) &* 8)
+    }
+
+    /// Negative, zero or positive as the key is below, equal to or above the `length` bytes at `b`.
+    @inline(__always)
+    func compare(_ b: UnsafeRawPointer, _ length: Int) -> Int {
+        guard isPair, SearchKey.isPairLength(length) else { return compareOther(b, length) }
+        let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+        if head != y { return head < y ? -1 : 1 }
+        let t = SearchKey.tail(b, length)
+        if tail != t { return tail < t ? -1 : 1 }
+        return bytes.count &- length
+    }
+
+    /// `compare` for lengths other than nine to sixteen bytes on both sides: when both have eight
+    /// or more, the first words, then `Node.compare` on the bytes after them; else `Node.compare`.
+    @inline(never)
+    func compareOther(_ b: UnsafeRawPointer, _ length: Int) -> Int {
+        guard bytes.count >= 8, length >= 8, let base = bytes.baseAddress else { return Node.compare(bytes, b, length) }
+        let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+        if head != y { return head < y ? -1 : 1 }
+        return Node.compare(UnsafeRawBufferPointer(start: base + 8, count: bytes.count &- 8), b + 8, length &- 8)
     }
 }
