@@ -14,7 +14,8 @@ import CKeelSupport
 
 extension BTreeCursor {
     /// How many keys' leaves are found before the first is searched: a query's page of rows (the
-    /// range row's ten, an equality's ~15) in one window — one `pages` call, one lock.
+    /// range row's ten, an equality's ~15) in one window — one `pages` call, one lock. At most 64
+    /// (a window's leaf starts are the bits of one word).
     static var batchWindow: Int { 16 }
 
     /// For each of `count` keys (`key(i)`, bytes that stay valid for the whole call; ascending
@@ -41,13 +42,13 @@ extension BTreeCursor {
         // descent.
         var depth: Int? = nil
         // Per batch: its leaves' page numbers (keys of one leaf follow each other: one number),
-        // which of them each key's is, and their buffers (which keep the leaves alive while
-        // they are searched).
+        // and their buffers (which keep the leaves alive while they are searched). Which leaf
+        // each key's is: bit k of `firsts` is set when key `start + k` is the first of its leaf
+        // (a number appended), so key i's leaf is the number of such bits up to i, less one —
+        // a word, not a list allocated and freed per call.
         var numbers: [PageNumber] = []
-        var leafOf: [Int] = []
         var buffers: [PageBuffer] = []
         numbers.reserveCapacity(Self.batchWindow)
-        leafOf.reserveCapacity(Self.batchWindow)
         buffers.reserveCapacity(Self.batchWindow)
         // The key before (the order check), kept rather than asked for again.
         var previous = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -55,7 +56,7 @@ extension BTreeCursor {
         while start < count {
             let end = min(start + Self.batchWindow, count)
             numbers.removeAll(keepingCapacity: true)
-            leafOf.removeAll(keepingCapacity: true)
+            var firsts: UInt64 = 0
             for i in start..<end {
                 // A key below the one before (a caller's mistake) starts from the root again, so
                 // any order gives the same answers (ascending order gives them fastest).
@@ -63,8 +64,10 @@ extension BTreeCursor {
                 if i > 0, Node.compare(k, previous) < 0 { invalidate() }
                 previous = k
                 let number = try leafNumberForward(to: k, depth: &depth)
-                if numbers.last != number { numbers.append(number) }
-                leafOf.append(numbers.count - 1)
+                if numbers.last != number {
+                    numbers.append(number)
+                    firsts |= 1 &<< UInt64(i - start)
+                }
             }
             // The leaves found together (their buffers' cold lines overlap), then each page
             // prefetched before any is searched.
@@ -75,15 +78,15 @@ extension BTreeCursor {
                 guard leaf.isLeaf else { throw .corrupt("a branch where the tree's leaves are (leaves at different depths)", page: number) }
                 keel_prefetch(leaf.base, leaf.pageSize)
             }
-            // A window's keys come leaf by leaf (`leafOf` never decreases): each leaf is viewed
-            // once for all of its keys, checked above and kept alive by `buffers` (the view
-            // takes no reference of its own).
+            // A window's keys come leaf by leaf (the first key's leaf is the first): each leaf is
+            // viewed once for all of its keys, checked above and kept alive by `buffers` (the
+            // view takes no reference of its own).
             var j = 0
             var leaf = Node(viewing: buffers[0], numbers[0])
             for i in start..<end {
                 let k = key(i)
-                if leafOf[i - start] != j {
-                    j = leafOf[i - start]
+                if i > start, firsts & (1 &<< UInt64(i - start)) != 0 {
+                    j += 1
                     leaf = Node(viewing: buffers[j], numbers[j])
                 }
                 let (position, exact) = try leaf.leafSearch(k)
