@@ -354,40 +354,71 @@ package enum KeyOrder {
 }
 
 /// A key being searched for, in the form a search compares it in, made once per search (or per
-/// descent) instead of read again for every comparison: when it has nine to sixteen bytes — an
-/// object key has ten —, its first eight as one big-endian word and the bytes after them as
-/// another (left-aligned, zeros after). `compare` orders exactly as `Node.compare` (unsigned
-/// bytes, a proper prefix first). When both keys have nine to sixteen bytes their first words
-/// decide, then their second words (the other key's read as the word ending at its last byte,
-/// shifted up past the bytes before 8: zeros after its end, as this key's), then the lengths —
-/// equal words with different lengths mean one key is the other with zeros after, so the
-/// shorter is a proper prefix and comes first. Any other pair of lengths goes to
-/// `compareOther`, out of line.
+/// descent) instead of read again for every comparison: a key of one to sixteen bytes (an object
+/// key has ten, an index probe often as many or fewer) as its first eight bytes in one big-endian
+/// word and the bytes after them in another, each left-aligned with zeros after. `compare` orders
+/// exactly as `Node.compare` (unsigned bytes, a proper prefix first), against a key of at least
+/// eight bytes (nine when this one has more than eight) by words: the other key's first eight
+/// bytes, masked to this key's length when it is shorter, decide when they differ; when they are
+/// equal and this key has at most eight bytes, it is that key or a proper prefix of it (the
+/// lengths decide). Else, against a key of nine to sixteen bytes, the second words (the other
+/// key's read as the word ending at its last byte, shifted up past the bytes before 8: zeros after
+/// its end, as this key's), then the lengths — equal words with different lengths mean one key is
+/// the other with zeros after, so the shorter is a proper prefix and comes first; against a key
+/// of more than sixteen bytes, its bytes 8..<16 masked to this key's length: equal, this key is a
+/// proper prefix of it. Any other pair of lengths is `Node.compare`'s.
 struct SearchKey {
     let bytes: UnsafeRawBufferPointer
-    /// The first eight bytes as a big-endian word (0 when there are fewer).
+    /// The first eight bytes (fewer: all, zeros after) as a big-endian word.
     let head: UInt64
-    /// Bytes 8 onwards as a big-endian word, left-aligned with zeros after (0 unless `isPair`).
+    /// The bits of an eight-byte word that `head` holds bytes of the key in.
+    let headMask: UInt64
+    /// Bytes 8 onwards as a big-endian word, left-aligned with zeros after (0 unless the key
+    /// has nine to sixteen bytes).
     let tail: UInt64
-    /// The key has nine to sixteen bytes: `head` and `tail` hold all of it.
-    let isPair: Bool
+    /// The bits of `tail` that hold bytes of the key.
+    let tailMask: UInt64
+    /// 9 when this key has nine to sixteen bytes (other keys of nine bytes or more compare by
+    /// words), else `Int.max`.
+    let pairFrom: Int
+    /// 8 when this key has one to eight bytes (other keys of eight bytes or more compare by its
+    /// one word), else `Int.max`.
+    let shortFrom: Int
 
     @inline(__always)
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
-        isPair = SearchKey.isPairLength(bytes.count)
-        if bytes.count >= 8, let base = bytes.baseAddress {
-            head = UInt64(bigEndian: base.loadUnaligned(as: UInt64.self))
-            tail = isPair ? SearchKey.tail(base, bytes.count) : 0
+        let n = bytes.count
+        if let base = bytes.baseAddress, n > 0, n <= 16 {
+            if n >= 8 {
+                head = UInt64(bigEndian: base.loadUnaligned(as: UInt64.self))
+                headMask = ~0
+            } else {
+                var word: UInt64 = 0
+                withUnsafeMutableBytes(of: &word) { $0.baseAddress!.copyMemory(from: base, byteCount: n) }
+                head = UInt64(bigEndian: word)
+                headMask = ~0 &<< UInt64((8 &- n) &* 8)
+            }
+            if n > 8 {
+                pairFrom = 9
+                shortFrom = .max
+                tail = SearchKey.tail(base, n)
+                tailMask = ~0 &<< UInt64((16 &- n) &* 8)
+            } else {
+                pairFrom = .max
+                shortFrom = 8
+                tail = 0
+                tailMask = 0
+            }
         } else {
+            pairFrom = .max
+            shortFrom = .max
             head = 0
+            headMask = 0
             tail = 0
+            tailMask = 0
         }
     }
-
-    /// Nine to sixteen bytes.
-    @inline(__always)
-    static func isPairLength(_ length: Int) -> Bool { UInt(bitPattern: length &- 9) < 8 }
 
     /// Bytes 8..<`length` (9 ≤ `length` ≤ 16) of the key at `p` as a big-endian word,
     /// left-aligned: the word ending at the last byte, shifted up past the bytes before 8.
@@ -399,21 +430,23 @@ struct SearchKey {
     /// Negative, zero or positive as the key is below, equal to or above the `length` bytes at `b`.
     @inline(__always)
     func compare(_ b: UnsafeRawPointer, _ length: Int) -> Int {
-        guard isPair, SearchKey.isPairLength(length) else { return compareOther(b, length) }
-        let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
-        if head != y { return head < y ? -1 : 1 }
-        let t = SearchKey.tail(b, length)
-        if tail != t { return tail < t ? -1 : 1 }
-        return bytes.count &- length
-    }
-
-    /// `compare` for lengths other than nine to sixteen bytes on both sides: when both have eight
-    /// or more, the first words, then `Node.compare` on the bytes after them; else `Node.compare`.
-    @inline(never)
-    func compareOther(_ b: UnsafeRawPointer, _ length: Int) -> Int {
-        guard bytes.count >= 8, length >= 8, let base = bytes.baseAddress else { return Node.compare(bytes, b, length) }
-        let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
-        if head != y { return head < y ? -1 : 1 }
-        return Node.compare(UnsafeRawBufferPointer(start: base + 8, count: bytes.count &- 8), b + 8, length &- 8)
+        if length >= pairFrom {
+            let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+            if head != y { return head < y ? -1 : 1 }
+            if length <= 16 {
+                let t = SearchKey.tail(b, length)
+                if tail != t { return tail < t ? -1 : 1 }
+                return bytes.count &- length
+            }
+            let t = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) & tailMask
+            if tail != t { return tail < t ? -1 : 1 }
+            return -1
+        }
+        if length >= shortFrom {
+            let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self)) & headMask
+            if head != y { return head < y ? -1 : 1 }
+            return bytes.count &- length
+        }
+        return Node.compare(bytes, b, length)
     }
 }
