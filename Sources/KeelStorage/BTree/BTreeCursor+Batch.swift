@@ -26,6 +26,7 @@ extension BTreeCursor {
         _ count: Int, key: (Int) -> UnsafeRawBufferPointer,
         _ body: (_ index: Int, _ value: UnsafeRawBufferPointer) throws(StorageError) -> Void
     ) throws(StorageError) {
+        assert(Self.batchWindow <= 64, "a window's leaf starts are the bits of one word")
         if tracksChanges {
             for i in 0..<count {
                 let k = key(i)

@@ -1,8 +1,8 @@
 // keelctl verify: every check there is; exit 0 clean, exit 1 with each fault named.
 //
 // The text output lists every fault the check has, one line each, each line printed as the check
-// finds it (FaultOutput: nothing of them is kept, so a store of millions of faults is verified in
-// bounded memory): offline that is every fault found; online, the faults VERIFY's reply lists —
+// finds it (FaultOutput: nothing of them is kept, so millions of faults cost no more memory than a
+// few): offline that is every fault found; online, the faults VERIFY's reply lists —
 // the first 100 — then one line counting the others. `--json` is bounded like VERIFY's reply
 // whatever the count: the first 100 faults and `faultCount`.
 
