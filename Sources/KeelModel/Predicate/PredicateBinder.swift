@@ -276,8 +276,13 @@ public struct PredicateBinder {
         var entity = model[source.object.id.entity]
         for (i, component) in path.components.enumerated() {
             let position = path.componentPositions.indices.contains(i) ? path.componentPositions[i] : path.position
-            guard case .key(let name) = component, let field = entity.field(named: name) else {
-                throw PredicateError.at(position, expected: "a property of \(entity.name)", found: "\(component)")
+            let name: String
+            switch component {
+            case .key(let key): name = key
+            case .aggregate(let function): throw PredicateError.at(position, expected: "a property of \(entity.name)", found: function.rawValue)
+            }
+            guard let field = entity.field(named: name) else {
+                throw PredicateError.at(position, expected: "a property of \(entity.name)", found: "\"\(name)\"")
             }
             let last = i == path.components.count - 1
             switch entity.properties[field] {

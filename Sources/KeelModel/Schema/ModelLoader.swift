@@ -10,10 +10,12 @@
 // 2. checking (ModelLoader+Checking.swift): rules across entities — inheritance, uniqueness along
 //    the chain, destinations, inverses, configurations, index and constraint columns;
 // 3. building (ModelLoader+Building.swift): entity ids, families, field numbers, inherited
-//    indexes; then the canonical form and the hash (Model+Canonical.swift).
+//    indexes; then the canonical form and the hash (Model+Canonical.swift);
+// 4. fetched properties' predicates (ModelLoader+FetchedPredicates.swift): each bound against the
+//    built model as a read of the property binds it.
 // Pass 2 runs over whatever pass 1 could read (a piece it could not read is left out, so it
-// causes no echoes), so one load reports the problems of both; pass 3 runs only on a model
-// without problems.
+// causes no echoes), so one load reports the problems of both; passes 3 and 4 run only on a
+// model without problems (a predicate needs the built model's fields to be bound).
 
 import Foundation
 
@@ -24,7 +26,10 @@ public enum ModelLoader {
         guard let raw = readModel(json, &problems) else { throw problems.error() }
         let resolution = check(raw, &problems)
         guard problems.isEmpty else { throw problems.error() }
-        return build(raw, resolution, warnings: problems.warnings)
+        let model = build(raw, resolution, warnings: problems.warnings)
+        checkFetchedPredicates(raw, model, &problems)
+        guard problems.isEmpty else { throw problems.error() }
+        return model
     }
 
     /// Loads a model from the text of a model file.
