@@ -4,6 +4,7 @@
 // undone.
 
 import Foundation
+import Synchronization
 import KeelModel
 import Testing
 
@@ -166,5 +167,63 @@ struct ImportExportTests {
             #expect(stats["objects"]?["Author"] == 2)
             #expect(stats["objects"]?["Book"] == 4)
         }
+    }
+
+    @Test("export --out writes through a link and into a named pipe without replacing them; a folder or a missing file is refused with the reason")
+    func outputsThatAreNotPlainFiles() throws {
+        let w = try Workspace()
+        defer { w.cleanUp() }
+        try w.withStore("g") { store in try LibraryModel.fill(store, authors: 3, booksEach: 2) }
+        func kind(_ name: String) -> mode_t {
+            var info = stat()
+            return lstat(w.file(name), &info) == 0 ? info.st_mode & S_IFMT : 0
+        }
+        // A link to a file not made yet, then to the file the first export made: the link stays.
+        try FileManager.default.createSymbolicLink(atPath: w.file("link.jsonl"), withDestinationPath: "real.jsonl")
+        for _ in 0..<2 {
+            let run = try w.keelctl("export", "--data", "g", "--out", "link.jsonl")
+            #expect(run.status == 0, "\(run)")
+            #expect(kind("link.jsonl") == S_IFLNK, "the link was replaced")
+            #expect(try w.read("real.jsonl").split(separator: "\n").count == 9)
+        }
+        // A named pipe: a reader gets every line, and the pipe is still a pipe (before, the export
+        // went to "pipe.partial" and was renamed over it).
+        #expect(mkfifo(w.file("pipe"), 0o600) == 0)
+        let received = Mutex<String?>(nil)
+        let pipe = w.file("pipe")
+        let reader = Thread {
+            // Plain read(2): Foundation's file reading does not wait on a pipe's writer.
+            var bytes: [UInt8] = []
+            let fd = open(pipe, O_RDONLY)
+            if fd >= 0 {
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                while case let n = chunk.withUnsafeMutableBytes({ read(fd, $0.baseAddress!, $0.count) }), n > 0 {
+                    bytes.append(contentsOf: chunk[..<n])
+                }
+                close(fd)
+            }
+            received.withLock { $0 = String(decoding: bytes, as: UTF8.self) }
+        }
+        reader.start()
+        let piped = try w.keelctl("export", "--data", "g", "--out", "pipe")
+        #expect(piped.status == 0, "\(piped)")
+        var waited = 0
+        while received.withLock({ $0 }) == nil, waited < 3000 {
+            usleep(10_000)
+            waited += 1
+        }
+        #expect(received.withLock { $0 }?.split(separator: "\n").count == 9)
+        #expect(kind("pipe") == S_IFIFO, "the pipe was replaced")
+        #expect(!FileManager.default.fileExists(atPath: w.file("pipe.partial")))
+        // A folder is not a place to write to; files that cannot be read say why.
+        try FileManager.default.createDirectory(atPath: w.file("folder"), withIntermediateDirectories: false)
+        let folder = try w.keelctl("export", "--data", "g", "--out", "folder")
+        #expect(folder.status == 1)
+        #expect(folder.stderr == "keelctl: cannot write folder: it is a folder; give a file to write the export to\n", "\(folder)")
+        let missing = try w.keelctl("import", "--data", "g", "missing.jsonl")
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "keelctl: cannot read missing.jsonl: No such file or directory\n", "\(missing)")
+        let notAFile = try w.keelctl("import", "--data", "g", "folder")
+        #expect(notAFile.stderr == "keelctl: cannot read folder: it is a folder; give the file to import\n", "\(notAFile)")
     }
 }

@@ -67,23 +67,52 @@ struct Export: AsyncParsableCommand {
     }
 }
 
-/// Lines to standard output, or to `PATH.partial` renamed to PATH at `finish()`. Buffered; safe
-/// to call from any thread (the fetch's rows arrive on the store's thread).
+/// Lines to standard output, or to a file: a regular file (or a new one) is written as
+/// `PATH.partial` and renamed to PATH at `finish()`, so PATH never holds half an export — through a
+/// symbolic link, beside the file it names, so the link stays a link; anything else that exists
+/// at PATH (`/dev/stdout`, a named pipe, a terminal) is written in place, since renaming a file
+/// over it would replace it. Buffered; safe to call from any thread (the fetch's rows arrive on
+/// the store's thread).
 final class LineWriter: Sendable {
+    /// Where the lines go: nil for standard output.
     private let path: String?
+    /// Written as `path.partial`, renamed at `finish()`.
+    private let replacesFile: Bool
     private let descriptor: Int32
     /// Guards the bytes not yet written.
     private let buffer = Mutex<[UInt8]>([])
 
-    init(path: String?) throws(Failure) {
-        self.path = path
-        if let path {
-            let fd = open(path + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw Failure("cannot write \(path).partial: \(String(cString: strerror(errno)))") }
-            descriptor = fd
-        } else {
+    init(path given: String?) throws(Failure) {
+        guard let given else {
+            path = nil
+            replacesFile = false
             descriptor = STDOUT_FILENO
+            return
         }
+        // An existing path is judged by what it names (a link's target); a dangling link or a
+        // new name is a new regular file.
+        var target = given
+        if let resolved = realpath(given, nil) {
+            target = String(cString: resolved)
+            free(resolved)
+        } else if let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: given) {
+            // A link to a file not made yet: the export makes it where the link points.
+            let folder = (given as NSString).deletingLastPathComponent
+            target = destination.hasPrefix("/") || folder.isEmpty ? destination : folder + "/" + destination
+        }
+        var info = stat()
+        let exists = stat(target, &info) == 0
+        if exists, info.st_mode & S_IFMT == S_IFDIR {
+            throw Failure("cannot write \(given): it is a folder; give a file to write the export to")
+        }
+        let regular = !exists || info.st_mode & S_IFMT == S_IFREG
+        let fd = regular
+            ? open(target + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            : open(target, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure("cannot write \(regular ? target + ".partial" : target): \(String(cString: strerror(errno)))") }
+        path = target
+        replacesFile = regular
+        descriptor = fd
     }
 
     func write(_ line: String) throws(KeelError) {
@@ -116,15 +145,20 @@ final class LineWriter: Sendable {
             throw Failure(error)
         }
         guard let path else { return }
+        guard replacesFile else {
+            // A device or a pipe: written through; fsync means nothing there (a pipe refuses it).
+            guard close(descriptor) == 0 else { throw Failure("cannot complete \(path): \(String(cString: strerror(errno)))") }
+            return
+        }
         guard fsync(descriptor) == 0, close(descriptor) == 0, rename(path + ".partial", path) == 0 else {
             throw Failure("cannot complete \(path): \(String(cString: strerror(errno)))")
         }
     }
 
-    /// Drops a file being written.
+    /// Drops a file being written (what went to a device or a pipe is gone already).
     func abandon() {
         guard let path else { return }
         close(descriptor)
-        unlink(path + ".partial")
+        if replacesFile { unlink(path + ".partial") }
     }
 }

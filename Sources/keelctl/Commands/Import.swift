@@ -83,7 +83,21 @@ struct Import: AsyncParsableCommand {
 
     static func read(_ file: String) throws(Failure) -> [UInt8] {
         if file == "-" { return [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }
-        guard let data = FileManager.default.contents(atPath: file) else { throw Failure("cannot read \(file)") }
-        return [UInt8](data)
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure("cannot read \(file): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw Failure("cannot read \(file): it is a folder; give the file to import")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw Failure("cannot read \(file): \(String(cString: strerror(errno)))") }
+            if n == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<n])
+        }
     }
 }
