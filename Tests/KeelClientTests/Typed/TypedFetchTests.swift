@@ -1,7 +1,8 @@
 // The typed suite, fetching: typed predicates (comparisons, nil, strings with [c]/[d], IN,
 // BETWEEN, to-one key paths, to-many counts and subqueries, &&, ||, !), sorts (several keys,
 // descending, case-insensitive, through a to-one), limit and offset, count and explain,
-// inheritance (a fetch of Person gives Employee and Student objects), IDs, and streaming.
+// inheritance (a fetch of Person gives Employee and Student objects), IDs, some properties only
+// (`fetchProperties`), and streaming.
 
 import Foundation
 import KeelClient
@@ -138,6 +139,41 @@ struct TypedFetchTests {
             var ids: [KeelID<Person>] = []
             for try await id in context.fetchIDs(Person.self, where: Person.name.beginsWith("Y")) { ids.append(id) }
             #expect(ids.map(\.objectID.entityName) == ["Student"])
+        }
+    }
+
+    @Test("fetchProperties: only the properties asked for, read by their keys; nil for null, BAD_REQUEST for a key not fetched", arguments: BackendKind.allCases)
+    func properties(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            let seed = try await CompanySeed.insert(into: context)
+            let rows = try await context.fetchProperties(
+                Employee.self, Employee.name, Employee.salary, Employee.department, where: Employee.age > 30,
+                sortedBy: .descending(\.salary)
+            ).collect()
+            #expect(try rows.map { try $0[Employee.name] } == ["Park", "Jung", "Kim", "Choi"])
+            #expect(try rows.map { try $0[Employee.salary] } == ["7300.25", "6100", "5200.5", "4800"].map { Decimal(string: $0)! })
+            #expect(try rows.map { try $0[Employee.department] } == ["Development", "Sales", "Sales", "Design"].map { seed.departments[$0] })
+            #expect(rows.allSatisfy { Array($0.values.keys) == ["name", "salary", "department"] }, "only what was asked, in that order")
+            do throws(KeelError) {
+                let age = try rows[0][Employee.age]
+                Issue.record("a key not fetched read as \(String(describing: age))")
+            } catch {
+                #expect(error.code == .badRequest, "\(error)")
+            }
+            // An abstract parent's fetch gives its sub-entities' values; a null is nil; a to-many
+            // its members; limit and offset as in any fetch.
+            let people = try await context.fetchProperties(Person.self, Person.name, Person.address, sortedBy: .ascending(\.name)).collect()
+            #expect(people.count == 8)
+            #expect(try people.filter { try $0[Person.address] == nil }.map { try $0[Person.name] } == ["Han", "Yoon"])
+            let sales = try await context.fetchProperties(Department.self, Department.employees, where: Department.name == "Sales").collect()
+            #expect(try Set(sales.first?[Department.employees] ?? []) == [seed.employees["Kim"]!, seed.employees["Jung"]!])
+            let page = try await context.fetchProperties(Employee.self, Employee.name, sortedBy: .ascending(\.age), limit: 2, offset: 1).collect()
+            #expect(try page.map { try $0[Employee.name] } == ["Émile", "Choi"])
+            // A key path through a to-one is not a property of the entity.
+            await #expect(throws: KeelError.self) {
+                _ = try await context.fetchProperties(Employee.self, Employee.department.name).collect()
+            }
         }
     }
 

@@ -1,0 +1,110 @@
+// Fetching only some properties (Core Data's `NSDictionaryResultType` with `propertiesToFetch`):
+// `context.fetchProperties(Employee.self, Employee.name, Employee.salary, where: …)` streams one
+// `KeelProperties<Employee>` per object, holding the values of just those properties, read back
+// through the same typed keys (`try row[Employee.name]`). It is FETCH with `result:
+// "dictionaries"` and `properties`: the context reads no other property and makes no object, so a
+// list of names costs the names. The keys are the entity's own attributes and relationships
+// (inherited ones included); a key path through a to-one (`Employee.department.name`) is not a
+// property of the entity and is refused (`NO_SUCH_PROPERTY`), as by the protocol.
+
+public import Collections
+
+/// An attribute or relationship whose value a properties fetch returns.
+public protocol ProjectableKey<Root>: Sendable {
+    associatedtype Root: KeelObject
+    /// The name given in `properties` (a key path's components joined by dots).
+    var propertyName: String { get }
+}
+
+extension AttributeKey: ProjectableKey {
+    public var propertyName: String { path.joined(separator: ".") }
+}
+
+extension ToOneKey: ProjectableKey {
+    public var propertyName: String { path.joined(separator: ".") }
+}
+
+extension ToManyKey: ProjectableKey {
+    public var propertyName: String { path.joined(separator: ".") }
+}
+
+/// The fetched properties of one object, read by their typed keys. A key that was not fetched is
+/// `BAD_REQUEST` (a null value is nil: the two are never confused).
+public struct KeelProperties<Entity: KeelObject>: Sendable {
+    /// The values as replied, by property name, in the order asked for.
+    public let values: OrderedDictionary<String, JSON>
+
+    /// Reads one row of a `dictionaries` FETCH; `TYPE` when it is not an object.
+    public init(_ json: JSON) throws(KeelError) {
+        guard let members = json.objectValue else {
+            throw KeelError(.type, "expected an object of properties in the reply, found \(json.kindName)")
+        }
+        values = members
+    }
+
+    /// An attribute's value; nil when it is null.
+    public subscript<V: KeelValue>(key: AttributeKey<Entity, V>) -> V? {
+        get throws(KeelError) { try V.decodeOptional(value(key.propertyName), owner: owner(key.propertyName)) }
+    }
+
+    /// A to-one's target; nil when unset.
+    public subscript<T: KeelObject>(key: ToOneKey<Entity, T>) -> KeelID<T>? {
+        get throws(KeelError) {
+            let json = try value(key.propertyName)
+            if json.isNull { return nil }
+            return KeelID(unchecked: try KeelObjectID(parsing: json, owner(key.propertyName)))
+        }
+    }
+
+    /// A to-many's members, in order for an ordered relationship.
+    public subscript<T: KeelObject>(key: ToManyKey<Entity, T>) -> [KeelID<T>] {
+        get throws(KeelError) {
+            let json = try value(key.propertyName)
+            if json.isNull { return [] }
+            guard let items = json.arrayValue else {
+                throw KeelError(.type, "\(owner(key.propertyName)): expected a list of object IDs, found \(json.kindName)")
+            }
+            var ids: [KeelID<T>] = []
+            ids.reserveCapacity(items.count)
+            for item in items { ids.append(KeelID(unchecked: try KeelObjectID(parsing: item, owner(key.propertyName)))) }
+            return ids
+        }
+    }
+
+    private func value(_ name: String) throws(KeelError) -> JSON {
+        guard let json = values[name] else {
+            throw KeelError(.badRequest, "\(owner(name)) was not fetched: the fetch asked for \(values.keys.joined(separator: ", "))")
+        }
+        return json
+    }
+
+    private func owner(_ name: String) -> String { "\(Entity.entity.name).\(name)" }
+}
+
+extension KeelContext {
+    /// FETCH with `result: "dictionaries"`: the values of `properties` only, one
+    /// `KeelProperties` per object, streamed. At least one property; `BAD_REQUEST` otherwise.
+    public func fetchProperties<E: KeelObject>(
+        _ type: E.Type, _ properties: any ProjectableKey<E>..., where predicate: TypedPredicate<E>? = nil,
+        sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0, includesSubentities: Bool = true
+    ) -> FetchResults<KeelProperties<E>> {
+        fetchProperties(
+            properties,
+            of: KeelFetchRequest(
+                type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities))
+    }
+
+    /// A request's objects, `properties` of each.
+    public func fetchProperties<E: KeelObject>(_ properties: [any ProjectableKey<E>], of request: KeelFetchRequest<E>) -> FetchResults<KeelProperties<E>> {
+        var json = request.json(result: "dictionaries")
+        if case .object(var members) = json {
+            members["properties"] = .array(properties.map { .string($0.propertyName) })
+            json = .object(members)
+        }
+        let core = store
+        return FetchResults(backend: backend, request: json) { (row) throws(KeelError) -> KeelProperties<E> in
+            try core.check(E.self)  // the generated class against the store's model, once
+            return try KeelProperties(row)
+        }
+    }
+}
