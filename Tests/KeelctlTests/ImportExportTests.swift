@@ -215,6 +215,13 @@ struct ImportExportTests {
         #expect(received.withLock { $0 }?.split(separator: "\n").count == 9)
         #expect(kind("pipe") == S_IFIFO, "the pipe was replaced")
         #expect(!FileManager.default.fileExists(atPath: w.file("pipe.partial")))
+        // Standard output, by name: the lines only, the summary on standard error.
+        for name in ["/dev/stdout", "-"] {
+            let out = try w.keelctl("export", "--data", "g", "--out", name)
+            #expect(out.status == 0, "\(out)")
+            #expect(out.stdout.split(separator: "\n").count == 9 && out.stdout.hasPrefix("{"), "\(out)")
+            #expect(out.stderr.hasSuffix("exported 9 objects to \(name)\n"), "\(out)")
+        }
         // A folder is not a place to write to; files that cannot be read say why.
         try FileManager.default.createDirectory(atPath: w.file("folder"), withIntermediateDirectories: false)
         let folder = try w.keelctl("export", "--data", "g", "--out", "folder")

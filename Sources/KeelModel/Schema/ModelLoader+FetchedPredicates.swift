@@ -1,11 +1,12 @@
 // Pass 4 of loading a model: each fetched property's predicate is parsed and bound against the
 // built model, as it will be when the property is read — its keys against the destination,
-// `$FETCH_SOURCE.key…` against the declaring entity (through its to-one relationships), every
-// comparison's types, MATCHES patterns compiled — so a predicate that could never run refuses the
-// model at load instead of failing every read of the property. The source is a stand-in object of
-// the declaring entity whose values are all null, read through a graph that holds nothing: the
-// binder checks paths and types, not values. A fetched property has no request to take `%@`
-// arguments or `$NAME` variables from, so those are refused here as they would be at every read.
+// `$FETCH_SOURCE.key…` against the declaring entity (through its to-one relationships), constants
+// typed by the key paths they meet, MATCHES patterns compiled — so a predicate that could never run
+// refuses the model at load instead of failing every read of the property. The source is a stand-in
+// object of the declaring entity whose values are all null, read through a graph that holds
+// nothing: the binder checks paths and types, not values. A fetched property has no request to take
+// `%@` arguments or `$NAME` variables from, so those are refused here as they would be at every
+// read.
 
 extension ModelLoader {
     /// Problems of the fetched properties' predicates of a built model, each at its JSON path.

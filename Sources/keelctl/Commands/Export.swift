@@ -58,7 +58,11 @@ struct Export: AsyncParsableCommand {
             writer.abandon()
             throw error
         }
-        if let out { print("exported \(count) object\(count == 1 ? "" : "s") to \(out)") }
+        if let out {
+            let summary = "exported \(count) object\(count == 1 ? "" : "s") to \(out)"
+            // Written in place (`--out /dev/stdout`, a pipe): the summary must not join the lines.
+            if writer.writesInPlace { FileHandle.standardError.write(Data((summary + "\n").utf8)) } else { print(summary) }
+        }
     }
 
     /// The FETCH of one concrete entity's objects, in ID order.
@@ -70,29 +74,38 @@ struct Export: AsyncParsableCommand {
 /// Lines to standard output, or to a file: a regular file (or a new one) is written as
 /// `PATH.partial` and renamed to PATH at `finish()`, so PATH never holds half an export — through a
 /// symbolic link, beside the file it names, so the link stays a link; anything else that exists
-/// at PATH (`/dev/stdout`, a named pipe, a terminal) is written in place, since renaming a file
-/// over it would replace it. Buffered; safe to call from any thread (the fetch's rows arrive on
+/// at PATH (a device, a named pipe, anything under /dev or /proc) is written in place, since
+/// renaming a file over it would replace it; `-` and `/dev/stdout` are standard output. Buffered; safe to call from any thread (the fetch's rows arrive on
 /// the store's thread).
 final class LineWriter: Sendable {
     /// Where the lines go: nil for standard output.
     private let path: String?
     /// Written as `path.partial`, renamed at `finish()`.
     private let replacesFile: Bool
+    /// The lines go straight to an existing device or pipe given as the path.
+    var writesInPlace: Bool { path != nil && !replacesFile }
     private let descriptor: Int32
     /// Guards the bytes not yet written.
     private let buffer = Mutex<[UInt8]>([])
 
     init(path given: String?) throws(Failure) {
-        guard let given else {
-            path = nil
+        guard let given, !["-", "/dev/stdout"].contains(given) else {
+            // Standard output itself, not a new open of it: opened again, a file it is
+            // redirected to (`>> all.jsonl`) would be written from its start, or renamed over.
+            path = given == nil ? nil : "standard output"
             replacesFile = false
             descriptor = STDOUT_FILENO
             return
         }
         // An existing path is judged by what it names (a link's target); a dangling link or a
-        // new name is a new regular file.
+        // new name is a new regular file. Under /dev and /proc the path is the thing itself
+        // (`/dev/fd/N`, `/proc/self/fd/N` name open descriptors): written in place, never
+        // resolved to the file behind it and renamed over.
         var target = given
-        if let resolved = realpath(given, nil) {
+        let special = given.hasPrefix("/dev/") || given.hasPrefix("/proc/")
+        if special {
+            // kept as given
+        } else if let resolved = realpath(given, nil) {
             target = String(cString: resolved)
             free(resolved)
         } else if let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: given) {
@@ -105,7 +118,7 @@ final class LineWriter: Sendable {
         if exists, info.st_mode & S_IFMT == S_IFDIR {
             throw Failure("cannot write \(given): it is a folder; give a file to write the export to")
         }
-        let regular = !exists || info.st_mode & S_IFMT == S_IFREG
+        let regular = !special && (!exists || info.st_mode & S_IFMT == S_IFREG)
         let fd = regular
             ? open(target + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             : open(target, O_WRONLY | O_CLOEXEC)
@@ -144,7 +157,7 @@ final class LineWriter: Sendable {
         } catch {
             throw Failure(error)
         }
-        guard let path else { return }
+        guard let path, descriptor != STDOUT_FILENO else { return }
         guard replacesFile else {
             // A device or a pipe: written through; fsync means nothing there (a pipe refuses it).
             guard close(descriptor) == 0 else { throw Failure("cannot complete \(path): \(String(cString: strerror(errno)))") }
@@ -157,7 +170,7 @@ final class LineWriter: Sendable {
 
     /// Drops a file being written (what went to a device or a pipe is gone already).
     func abandon() {
-        guard let path else { return }
+        guard let path, descriptor != STDOUT_FILENO else { return }
         close(descriptor)
         if replacesFile { unlink(path + ".partial") }
     }
