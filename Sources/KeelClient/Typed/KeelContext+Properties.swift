@@ -2,10 +2,10 @@
 // `context.fetchProperties(Employee.self, Employee.name, Employee.salary, where: …)` streams one
 // `KeelProperties<Employee>` per object, holding the values of just those properties, read back
 // through the same typed keys (`try row[Employee.name]`). It is FETCH with `result:
-// "dictionaries"` and `properties`: the context reads no other property and makes no object, so a
-// list of names costs the names. The keys are the entity's own attributes and relationships
-// (inherited ones included); a key path through a to-one (`Employee.department.name`) is not a
-// property of the entity and is refused (`NO_SUCH_PROPERTY`), as by the protocol.
+// "dictionaries"` and `properties`: the context makes no object, so a list of names costs the
+// names. The keys are the entity's attributes and relationships (inherited ones included) and key
+// paths through to-ones ending at an attribute or a to-one (`Employee.department.name`, read from
+// the related object as the context sees it; null when a to-one on the way is unset).
 
 public import Collections
 

@@ -88,6 +88,11 @@ extension ObjectContext {
         // throws); the row made of it is destroyed here after the call, its only destruction.
         while let object = last.popLast() {
             delivered += 1
+            if let keyPaths = prepared.keyPaths {
+                // Key paths in a dictionary's properties: read through the fetch's graph.
+                guard try row(try FetchMaterializer.row(object, keyPaths, graph: graph, prepared)) else { return delivered }
+                continue
+            }
             guard try row(FetchMaterializer.row(consume object, prepared)) else { return delivered }
         }
         if complete { return delivered }

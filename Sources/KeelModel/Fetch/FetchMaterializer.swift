@@ -43,6 +43,13 @@ struct FetchMaterializer {
     /// Hands over what is buffered.
     mutating func flush(_ body: (consuming FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Bool {
         var objects = try flushReversed()
+        if let keyPaths = prepared.keyPaths {
+            // Key paths in a dictionary's properties: read through the fetch's graph, row by row.
+            while let object = objects.popLast() {
+                guard try body(try Self.row(object, keyPaths, graph: graph, prepared)) else { return false }
+            }
+            return true
+        }
         while let object = objects.popLast() {
             guard try body(Self.row(consume object, prepared)) else { return false }
         }
@@ -71,6 +78,23 @@ struct FetchMaterializer {
     static func row(_ object: consuming ManagedObject, _ prepared: PreparedFetch) -> FetchRow {
         let id = object.id
         return FetchRow(id: id, result: prepared.result, object: object, fields: prepared.fields)
+    }
+
+    /// The row of a `dictionaries` fetch whose properties hold key paths: each name's value in
+    /// the request's order, a key path's read from the objects on its way.
+    static func row(_ object: ManagedObject, _ keyPaths: [Projected], graph: FetchGraph, _ prepared: PreparedFetch) throws(KeelError) -> FetchRow {
+        var projected: [FetchRow.ProjectedValue] = []
+        projected.reserveCapacity(keyPaths.count)
+        for item in keyPaths {
+            switch item {
+            case .field(let field):
+                let property = object.entity.properties[field]
+                projected.append(.init(name: property.name, property: property, value: object.values[field]))
+            case .path(let path):
+                projected.append(.init(name: path.name, property: path.property, value: try path.value(from: object, graph: graph)))
+            }
+        }
+        return FetchRow(id: object.id, result: prepared.result, object: object, fields: prepared.fields, projected: projected)
     }
 
     // MARK: Objects in batches

@@ -9,16 +9,28 @@ public struct FetchRow: Sendable {
     public let object: ManagedObject?
     /// `properties` as fields (nil: all).
     let fields: [Int]?
+    /// For `dictionaries` with key paths in `properties`: every requested name in its order, with
+    /// its property and value (PreparedFetch.keyPaths); nil otherwise.
+    let projected: [ProjectedValue]?
 
-    init(id: ObjectID, result: FetchRequest.ResultType, object: ManagedObject?, fields: [Int]?) {
+    struct ProjectedValue: Sendable {
+        let name: String
+        let property: Property
+        let value: Value
+    }
+
+    init(id: ObjectID, result: FetchRequest.ResultType, object: ManagedObject?, fields: [Int]?, projected: [ProjectedValue]? = nil) {
         self.id = id
         self.result = result
         self.object = object
         self.fields = fields
+        self.projected = projected
     }
 
-    /// For `dictionaries`: the requested properties by name (relationships as `.object`/`.objects`).
+    /// For `dictionaries`: the requested properties by name (relationships as `.object`/`.objects`;
+    /// a key path by itself, `"department.name"`).
     public var dictionary: [String: Value] {
+        if let projected { return Dictionary(projected.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a }) }
         guard let object else { return [:] }
         let selected = fields ?? Array(object.entity.properties.indices)
         return Dictionary(selected.map { (object.entity.properties[$0].name, object.values[$0]) }, uniquingKeysWith: { a, _ in a })
@@ -33,6 +45,9 @@ public struct FetchRow: Sendable {
         case .objects:
             return object?.json(in: model, fields: fields) ?? ["$id": .string(id.text(in: model))]
         case .dictionaries:
+            if let projected {
+                return .object(.init(projected.map { ($0.name, $0.property.wire($0.value, in: model)) }, uniquingKeysWith: { first, _ in first }))
+            }
             guard let object else { return [:] }
             var members: [(String, JSON)] = []
             for field in fields ?? Array(object.entity.properties.indices) {

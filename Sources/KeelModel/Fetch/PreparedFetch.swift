@@ -22,8 +22,12 @@ final class PreparedFetch: Sendable {
     let usesIndexes: Bool
     let predicate: BoundPredicate?
     let ordering: ObjectOrdering?
-    /// Fields of `properties` (nil: every one).
+    /// Fields of `properties` (nil: every one); a `dictionaries` request's key paths are not
+    /// among them (`keyPaths`).
     let fields: [Int]?
+    /// A `dictionaries` request whose `properties` hold key paths through to-ones
+    /// (`department.name`): every name of `properties` in its order; nil for any other request.
+    let keyPaths: [Projected]?
     let inclusions: [Inclusion]
     /// The shape's entry this request was prepared from (nil: prepared from scratch), where a
     /// plan's choice is kept for the requests after it (`FetchPlanner.Template`).
@@ -49,14 +53,22 @@ final class PreparedFetch: Sendable {
         ordering = request.sort.isEmpty ? nil : try ObjectOrdering(request.sort, entity: entity.id, model: model)
         if let names = request.properties {
             var fields: [Int] = []
+            var projected: [Projected] = []
             for name in names {
+                if request.result == .dictionaries, name.contains(".") {
+                    projected.append(.path(try KeyPathProjection(name, from: entity, in: model)))
+                    continue
+                }
                 guard let field = entity.field(named: name) else {
                     throw KeelError(.noSuchProperty, "\(entity.name) has no property \"\(name)\"", details: ["property": .string(name)])
                 }
                 fields.append(field)
+                projected.append(.field(field))
             }
             self.fields = fields
+            keyPaths = projected.count > fields.count ? projected : nil
         } else {
+            keyPaths = nil
             if request.result == .dictionaries {
                 throw KeelError(.badRequest, "result \"dictionaries\" needs \"properties\"")
             }
@@ -105,6 +117,7 @@ final class PreparedFetch: Sendable {
         }
         ordering = first.ordering
         fields = first.fields
+        keyPaths = first.keyPaths
         inclusions = first.inclusions
         self.shape = shape
     }
@@ -150,5 +163,65 @@ extension PreparedFetch {
         let plan = try planner.plan(keeping: kept == nil, &made)
         if let made { shape.keep(made) }
         return plan
+    }
+}
+
+/// One name of a `dictionaries` request's `properties`: a field of the entity, or a key path.
+enum Projected: Sendable {
+    case field(Int)
+    case path(KeyPathProjection)
+}
+
+/// A key path of `properties` (Core Data's `propertiesToFetch` with `"department.name"`): to-one
+/// relationships from the fetched entity, ending at an attribute or a to-one of the last one's
+/// destination. Its value is read from the related objects as the context sees them; a to-one
+/// on the way that is unset makes it null.
+struct KeyPathProjection: Sendable {
+    /// As written in `properties`: the dictionary's key.
+    let name: String
+    /// The to-one fields followed, from the fetched entity on.
+    let hops: [Int]
+    /// The field read on the last object, and its property (for the wire form).
+    let field: Int
+    let property: Property
+
+    init(_ name: String, from entity: Entity, in model: Model) throws(KeelError) {
+        self.name = name
+        let components = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = entity
+        var hops: [Int] = []
+        for (i, component) in components.enumerated() {
+            guard let field = current.field(named: component) else {
+                throw KeelError(
+                    .noSuchProperty, "\(current.name) has no property \"\(component)\" (in the key path \"\(name)\")",
+                    details: ["property": .string(name)])
+            }
+            let property = current.properties[field]
+            if i == components.count - 1 {
+                if case .relationship(let r) = property, r.isToMany {
+                    throw KeelError(.badRequest, "the key path \"\(name)\" ends at the to-many \(current.name).\(component): a key path of properties ends at an attribute or a to-one")
+                }
+                self.hops = hops
+                self.field = field
+                self.property = property
+                return
+            }
+            guard case .relationship(let r) = property, !r.isToMany else {
+                throw KeelError(.badRequest, "the key path \"\(name)\" goes through \(current.name).\(component), which is not a to-one relationship: a key path of properties follows to-ones")
+            }
+            hops.append(field)
+            current = model[r.destination]
+        }
+        preconditionFailure("split gives at least one component")
+    }
+
+    /// The value at the end of the path from `object`, as `graph` reads the objects on the way.
+    func value(from object: ManagedObject, graph: FetchGraph) throws(KeelError) -> Value {
+        var values = object.values
+        for hop in hops {
+            guard hop < values.count, case .object(let id) = values[hop], let next = try graph.object(id) else { return .null }
+            values = next.values
+        }
+        return field < values.count ? values[field] : .null
     }
 }

@@ -170,9 +170,20 @@ struct TypedFetchTests {
             #expect(try Set(sales.first?[Department.employees] ?? []) == [seed.employees["Kim"]!, seed.employees["Jung"]!])
             let page = try await context.fetchProperties(Employee.self, Employee.name, sortedBy: .ascending(\.age), limit: 2, offset: 1).collect()
             #expect(try page.map { try $0[Employee.name] } == ["Émile", "Choi"])
-            // A key path through a to-one is not a property of the entity.
-            await #expect(throws: KeelError.self) {
-                _ = try await context.fetchProperties(Employee.self, Employee.department.name).collect()
+            // Key paths through to-ones (Core Data's "department.name"): read by the same key.
+            let placed = try await context.fetchProperties(
+                Employee.self, Employee.name, Employee.department.name, Employee.company.name, where: Employee.age < 30,
+                sortedBy: .ascending(\.name)
+            ).collect()
+            #expect(try placed.map { try $0[Employee.department.name] } == ["Development", "HR"])
+            #expect(try placed.map { try $0[Employee.company.name] } == ["Acme", "Acme"])
+            #expect(placed.first.map { Array($0.values.keys) } == ["name", "department.name", "company.name"])
+            // A key path that ends at or goes through a to-many is refused.
+            do throws(KeelError) {
+                _ = try await context.fetchProperties(Employee.self, Employee.department.employees).collect()
+                Issue.record("a key path to a to-many was fetched")
+            } catch {
+                #expect(error.code == .badRequest, "\(error)")
             }
         }
     }

@@ -70,6 +70,61 @@ struct FetchRequestTests {
         #expect(json?["age"] == 30 && json?["name"] == nil && json?["$id"] == data.id(0))
     }
 
+    @Test("dictionaries: key paths through to-ones, in the request's order, as the context sees them; null through an unset to-one; refused elsewhere")
+    func dictionaryKeyPaths() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let request = FetchRequest(
+            entity: "Employee", sort: [KeelSortDescriptor(key: "name")], result: .dictionaries,
+            properties: ["department.name", "name", "department.code", "department"])
+        let rows = try c.fetch(request).map { $0.json(in: data.model) }
+        #expect(rows.map { $0["name"] } == ["Alice", "Chloé", "David", "Eve", "Zed", "bob"])
+        #expect(rows.map { $0["department.name"] } == ["Sales", "Design", "Design", JSON.null, "Dev", "Sales"])
+        #expect(rows.map { $0["department.code"] } == [1, 2, 2, JSON.null, JSON.null, 1])
+        #expect(rows.first?.serialized() == #"{"department.name":"Sales","name":"Alice","department.code":1,"department":"\#(data.departments[0].text(in: data.model))"}"#)
+        #expect(try c.fetch(request).first?.dictionary["department.name"] == .string("Sales"))
+        // A pending change of the related object is what the key path reads.
+        try c.update(data.departments[0], values: ["name": "Revenue"])
+        #expect(try c.fetch(request).map { $0.json(in: data.model)["department.name"] } == ["Revenue", "Design", "Design", JSON.null, "Dev", "Revenue"])
+        // From a sub-entity's object to its owner's attributes (Computer.owner is a Person).
+        let owners = try c.fetch(FetchRequest(entity: "Computer", result: .dictionaries, properties: ["model", "owner.name"]))
+        #expect(owners.map { $0.json(in: data.model)["owner.name"] } == ["Alice", "Alice"])
+        // Refused: through or to a to-many, through an attribute, an unknown key, key paths of
+        // another result type.
+        expectKeelError(.badRequest) { _ = try c.fetch(FetchRequest(entity: "Employee", result: .dictionaries, properties: ["computers.model"])) }
+        expectKeelError(.badRequest) { _ = try c.fetch(FetchRequest(entity: "Computer", result: .dictionaries, properties: ["owner.computers"])) }
+        expectKeelError(.badRequest) { _ = try c.fetch(FetchRequest(entity: "Employee", result: .dictionaries, properties: ["name.first"])) }
+        expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", result: .dictionaries, properties: ["department.nope"])) }
+        expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", result: .dictionaries, properties: ["department."])) }
+        expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", properties: ["department.name"])) }
+    }
+
+    @Test("dictionaries with key paths stream past the first read: every row's related value, in order")
+    func dictionaryKeyPathsStream() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let c = ObjectContext(store: store.store)
+        let acme = JSON.string(try c.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model))
+        var departments: [JSON] = []
+        for d in 0..<3 {
+            departments.append(.string(try c.insert(entity: "Department", values: ["name": .string("D\(d)"), "companies": [acme]]).text(in: store.model)))
+        }
+        let n = ObjectContext.pinnedRows + 300  // past what the first read materializes
+        for i in 0..<n {
+            _ = try c.insert(entity: "Employee", values: ["name": .string("E\(i)"), "salary": .string("\(1000 + i)"), "department": departments[i % 3]])
+        }
+        try c.save()
+        let reader = ObjectContext(store: store.store)
+        var seen: [String] = []
+        let delivered = try reader.fetch(
+            FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "salary")], result: .dictionaries, properties: ["department.name"])
+        ) { row in
+            seen.append(row.json(in: store.model)["department.name"]?.stringValue ?? "missing")
+            return true
+        }
+        #expect(delivered == n)
+        #expect(seen == (0..<n).map { "D\($0 % 3)" })
+    }
+
     @Test("a blank predicate (empty or only Unicode white space) is no predicate; any other text is bound")
     func blankPredicates() throws {
         for blank in ["", " ", "\t\n", "\r\n", "\u{0B}\u{0C}", "\u{00A0}", " \u{2003}\u{3000}", "\u{2028}"] {
