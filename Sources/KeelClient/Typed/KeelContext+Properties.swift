@@ -84,21 +84,28 @@ public struct KeelProperties<Entity: KeelObject>: Sendable {
 extension KeelContext {
     /// FETCH with `result: "dictionaries"`: the values of `properties` only, one
     /// `KeelProperties` per object, streamed. At least one property; `BAD_REQUEST` otherwise.
+    /// `distinct`: each distinct set of values once (Core Data's `returnsDistinctResults`), the
+    /// first in the fetch's order; `offset` and `limit` then count distinct rows.
     public func fetchProperties<E: KeelObject>(
         _ type: E.Type, _ properties: any ProjectableKey<E>..., where predicate: TypedPredicate<E>? = nil,
-        sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0, includesSubentities: Bool = true
+        sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0, includesSubentities: Bool = true,
+        distinct: Bool = false
     ) -> FetchResults<KeelProperties<E>> {
         fetchProperties(
             properties,
             of: KeelFetchRequest(
-                type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities))
+                type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities),
+            distinct: distinct)
     }
 
-    /// A request's objects, `properties` of each.
-    public func fetchProperties<E: KeelObject>(_ properties: [any ProjectableKey<E>], of request: KeelFetchRequest<E>) -> FetchResults<KeelProperties<E>> {
+    /// A request's objects, `properties` of each (each distinct set once with `distinct`).
+    public func fetchProperties<E: KeelObject>(
+        _ properties: [any ProjectableKey<E>], of request: KeelFetchRequest<E>, distinct: Bool = false
+    ) -> FetchResults<KeelProperties<E>> {
         var json = request.json(result: "dictionaries")
         if case .object(var members) = json {
             members["properties"] = .array(properties.map { .string($0.propertyName) })
+            if distinct { members["distinct"] = true }
             json = .object(members)
         }
         let core = store

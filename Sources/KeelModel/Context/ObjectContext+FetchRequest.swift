@@ -19,7 +19,40 @@ extension ObjectContext {
         // It is moved into the fetch's graph, which the planner, the executor and the
         // materializer share (one reference each, not a copy each of the overlay's dozen).
         let graph = FetchGraph(try readState())
+        if request.distinct { return try runDistinct(request, graph, row) }
         return try run(try preparedFetch(request), graph, row)
+    }
+
+    /// A `distinct` fetch: the fetch without offset and limit, each row handed over the first
+    /// time its wire text is seen; offset and limit count those. Holds one text per distinct row
+    /// (the result's size, as a sort no index gives holds the matches).
+    private func runDistinct(_ request: FetchRequest, _ graph: FetchGraph, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
+        guard request.result == .dictionaries else {
+            throw KeelError(.badRequest, "\"distinct\" needs \"result\": \"dictionaries\"")
+        }
+        if let limit = request.limit, limit <= 0 { return 0 }
+        var whole = request
+        whole.distinct = false
+        whole.limit = nil
+        whole.offset = 0
+        var seen = Set<[UInt8]>()
+        var skipped = 0
+        var delivered = 0
+        let model = self.model
+        _ = try run(try preparedFetch(whole), graph) { (fetched) throws(KeelError) -> Bool in
+            var text: [UInt8] = []
+            fetched.write(to: &text, in: model)
+            guard seen.insert(text).inserted else { return true }
+            if skipped < request.offset {
+                skipped += 1
+                return true
+            }
+            delivered += 1
+            guard try row(fetched) else { return false }
+            if let limit = request.limit, delivered >= limit { return false }
+            return true
+        }
+        return delivered
     }
 
     /// Runs a prepared request over `graph` (`fetch(_:_:)`'s body; PreparedFetchRequest.swift's too).
@@ -168,6 +201,7 @@ extension ObjectContext {
     /// that serves the whole predicate is counted by its keys; no row is read.
     public func count(_ request: FetchRequest) throws(KeelError) -> Int {
         let graph = FetchGraph(try readState())
+        if request.distinct { return try runDistinct(request, graph) { _ in true } }
         return try count(try preparedFetch(request), graph)
     }
 

@@ -6,6 +6,7 @@
 //      "args":["sal"], "vars":{"MIN":30}, "sort":[{"key":"name","ascending":true}],
 //      "limit":10, "offset":0, "includeSubentities":true, "result":"objects",
 //      "properties":["name","age"], "include":["department"]}
+// (`"distinct":true` with `"result":"dictionaries"`: each distinct row once.)
 //
 // Decoding checks kinds only (`BAD_REQUEST` names every problem at once); names are checked when
 // the request meets the model (`NO_SUCH_ENTITY`, `NO_SUCH_PROPERTY`, `PREDICATE`), in
@@ -41,6 +42,9 @@ public struct FetchRequest: Sendable {
     public var properties: [String]?
     /// Relationships whose objects are embedded, and fetched properties to evaluate.
     public var include: [String]
+    /// For `dictionaries`, each distinct row once (Core Data's `returnsDistinctResults`): the first
+    /// of equal rows in the fetch's order is kept; `offset` and `limit` count distinct rows.
+    public var distinct = false
     /// False forces a scan of the hierarchy with the predicate as a filter (tests, benchmarks).
     public var usesIndexes: Bool
 
@@ -66,7 +70,7 @@ public struct FetchRequest: Sendable {
     /// The keys a FETCH, COUNT or EXPLAIN request may carry (`context` is the daemon's).
     public static let keys: Set<String> = [
         "entity", "predicate", "args", "vars", "sort", "limit", "offset", "includeSubentities", "result", "properties",
-        "include", "context",
+        "distinct", "include", "context",
     ]
 
     /// Decodes the protocol's request object. Unknown keys and values of the wrong kind are
@@ -134,6 +138,12 @@ public struct FetchRequest: Sendable {
         }
         properties = names("properties")
         include = names("include") ?? []
+        if let value = members["distinct"], !value.isNull {
+            if case .bool(let b) = value { distinct = b } else { problems.add("\"distinct\" must be true or false") }
+        }
+        if distinct, result != .dictionaries {
+            problems.add("\"distinct\" needs \"result\": \"dictionaries\" (rows of objects or IDs are distinct already)")
+        }
         if !problems.isEmpty {
             throw KeelError(.badRequest, "bad fetch request: " + problems.listing(), details: problems.details())
         }

@@ -18,6 +18,7 @@ public enum CommandTable {
         ArgumentSpec("includeSubentities", .boolean, "include objects of sub-entities (default true)"),
         ArgumentSpec("result", .string, "`objects` (default), `ids`, `count` or `dictionaries`"),
         ArgumentSpec("properties", .strings, "the properties of `dictionaries` results (key paths through to-ones too: `department.name`); for `objects`, the properties their JSON shows"),
+        ArgumentSpec("distinct", .boolean, "with `dictionaries`, each distinct row once (`offset` and `limit` count distinct rows)"),
         ArgumentSpec("include", .strings, "relationships (or fetched properties) to embed as objects"),
         ArgumentSpec("context", .string, "the context (default `main`)"),
     ]

@@ -178,6 +178,16 @@ struct TypedFetchTests {
             #expect(try placed.map { try $0[Employee.department.name] } == ["Development", "HR"])
             #expect(try placed.map { try $0[Employee.company.name] } == ["Acme", "Acme"])
             #expect(placed.first.map { Array($0.values.keys) } == ["name", "department.name", "company.name"])
+            // Distinct rows (Core Data's returnsDistinctResults): each department name once, in
+            // the sort's order; limit and offset count distinct rows.
+            let names = try await context.fetchProperties(
+                Employee.self, Employee.department.name, sortedBy: .ascending(\.department.name), distinct: true
+            ).collect()
+            #expect(try names.map { try $0[Employee.department.name] } == ["Design", "Development", "HR", "Sales"])
+            let second = try await context.fetchProperties(
+                Employee.self, Employee.department.name, sortedBy: .ascending(\.department.name), limit: 2, offset: 1, distinct: true
+            ).collect()
+            #expect(try second.map { try $0[Employee.department.name] } == ["Development", "HR"])
             // A key path that ends at or goes through a to-many is refused.
             do throws(KeelError) {
                 _ = try await context.fetchProperties(Employee.self, Employee.department.employees).collect()

@@ -99,6 +99,31 @@ struct FetchRequestTests {
         expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", properties: ["department.name"])) }
     }
 
+    @Test("distinct dictionaries: each distinct row once, the first in the fetch's order; offset, limit and COUNT count distinct rows; refused for other results")
+    func distinctDictionaries() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        var request = FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "name")], result: .dictionaries, properties: ["salary"])
+        request.distinct = true
+        // Salaries by name: Alice 5200, Chloé 6100, David 3900, Eve 5200, Zed 7200, bob 4100.
+        #expect(try c.fetch(request).map { $0.json(in: data.model)["salary"] } == ["5200", "6100", "3900", "7200", "4100"])
+        #expect(try c.count(request) == 5)
+        request.offset = 1
+        request.limit = 2
+        #expect(try c.fetch(request).map { $0.json(in: data.model)["salary"] } == ["6100", "3900"])
+        request.limit = 0
+        #expect(try c.fetch(request).isEmpty)
+        // Key paths: the departments' names, once each (Eve's null among them).
+        var departments = FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "name")], result: .dictionaries, properties: ["department.name"])
+        departments.distinct = true
+        #expect(try c.fetch(departments).map { $0.json(in: data.model)["department.name"] } == ["Sales", "Design", JSON.null, "Dev"])
+        // From the wire, and refused with another result type.
+        let decoded = try FetchRequest(json: ["entity": "Employee", "result": "dictionaries", "properties": ["age"], "distinct": true])
+        #expect(decoded.distinct)
+        expectKeelError(.badRequest) { _ = try FetchRequest(json: ["entity": "Employee", "distinct": true]) }
+        expectKeelError(.badRequest) { _ = try FetchRequest(json: ["entity": "Employee", "result": "dictionaries", "properties": ["age"], "distinct": "yes"]) }
+    }
+
     @Test("dictionaries with key paths stream past the first read: every row's related value, in order")
     func dictionaryKeyPathsStream() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
