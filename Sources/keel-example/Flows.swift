@@ -102,6 +102,13 @@ struct Flows {
         for try await employee in context.fetch(Employee.self, where: predicate, sortedBy: .descending(\.salary)) {
             print("  \(pad(employee.name, 14)) \(employee.age ?? 0)  \(employee.salary)")
         }
+        // Core Data's dictionary result type: only the values asked for, each distinct set once.
+        let places = try await context.fetchProperties(
+            Employee.self, Employee.department.name, where: Employee.company == imported.company && Employee.age > 30,
+            sortedBy: .ascending(\.department.name), distinct: true
+        ).collect()
+        print("Where employees over 30 work (only department.name, distinct): "
+              + (try places.map { try $0[Employee.department.name] ?? "(no department)" }).joined(separator: ", "))
         let seoul = try await context.count(
             Employee.self, where: Employee.company == imported.company && Employee.address.equals("seoul", .caseInsensitive))
         print("Employees living in Seoul: \(seoul)")

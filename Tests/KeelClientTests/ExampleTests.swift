@@ -35,6 +35,7 @@ struct ExampleTests {
             "  Development      4  Kim Minji, Lee Junho, Jung Hayoon, Lim Nari",
             "  (no department)  1",
             "  Lee Junho      41  6100",
+            "Where employees over 30 work (only department.name, distinct): Development, Finance, Management, Sales",
             "Employees living in Seoul: 3",
             "How `name BEGINSWITH \"K\"` runs: INDEX Person.name",
             "Moved Lim Nari and Jung Hayoon.",
