@@ -26,7 +26,7 @@ extension ObjectContext {
     /// A `distinct` fetch: the fetch without offset and limit, each row handed over the first
     /// time its wire text is seen; offset and limit count those. Holds one text per distinct row
     /// (the result's size, as a sort no index gives holds the matches).
-    private func runDistinct(_ request: FetchRequest, _ graph: FetchGraph, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
+    func runDistinct(_ request: FetchRequest, _ graph: FetchGraph, _ row: (FetchRow) throws(KeelError) -> Bool) throws(KeelError) -> Int {
         guard request.result == .dictionaries else {
             throw KeelError(.badRequest, "\"distinct\" needs \"result\": \"dictionaries\"")
         }

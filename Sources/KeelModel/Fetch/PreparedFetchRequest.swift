@@ -63,6 +63,8 @@ extension ObjectContext {
     ) throws(KeelError) -> Int {
         try fetching { () throws(KeelError) -> Int in
             let graph = FetchGraph(try readState())
+            // A distinct fetch runs its request without offset and limit (runDistinct).
+            if prepared.request.distinct { return try runDistinct(prepared.request(args: args, vars: vars), graph, row) }
             return try run(try preparedFetch(prepared, args: args, vars: vars), graph, row)
         }
     }
@@ -80,6 +82,7 @@ extension ObjectContext {
     /// `COUNT` of a prepared request with `args` and `vars`.
     public func count(_ prepared: PreparedFetchRequest, args: [JSON] = [], vars: [String: JSON] = [:]) throws(KeelError) -> Int {
         let graph = FetchGraph(try readState())
+        if prepared.request.distinct { return try runDistinct(prepared.request(args: args, vars: vars), graph) { _ in true } }
         return try count(try preparedFetch(prepared, args: args, vars: vars), graph)
     }
 

@@ -111,6 +111,10 @@ struct FetchRequestTests {
         request.offset = 1
         request.limit = 2
         #expect(try c.fetch(request).map { $0.json(in: data.model)["salary"] } == ["6100", "3900"])
+        // Prepared, the same.
+        let prepared = try c.prepare(request)
+        #expect(try c.fetch(prepared).map { $0.json(in: data.model)["salary"] } == ["6100", "3900"])
+        #expect(try c.count(prepared) == 2)
         request.limit = 0
         #expect(try c.fetch(request).isEmpty)
         // Key paths: the departments' names, once each (Eve's null among them).
