@@ -106,6 +106,22 @@ struct OutputTests {
             (1 object)
 
             """)
+        // Key paths through to-ones and --distinct: the values alone (FETCH's dictionaries).
+        try expectOutput(w, ["query", "Book", "--data", "data", "--sort", "title", "--properties", "title,author.name,author.born"], """
+            title                 author.name        author.born
+            A Wizard of Earthsea  Ursula K. Le Guin         1929
+            Invisible Cities      Italo Calvino             1923
+            The Dispossessed      Ursula K. Le Guin         1929
+            (3 rows)
+
+            """)
+        try expectOutput(w, ["query", "Book", "--data", "data", "--sort", "author.name", "--properties", "author.name,inPrint", "--distinct"], """
+            author.name        inPrint
+            Italo Calvino      false
+            Ursula K. Le Guin  true
+            (2 rows)
+
+            """)
         try expectOutput(w, ["export", "--data", "data"], """
             {"$id":"Author/1","$entity":"Author","name":"Ursula K. Le Guin","born":1929,"books":["Book/1","Book/2"]}
             {"$id":"Author/2","$entity":"Author","name":"Italo Calvino","born":1923,"books":["Book/3"]}

@@ -15,7 +15,10 @@ struct Query: AsyncParsableCommand {
             --where takes the predicate language of Docs/Predicates.md; each --arg fills the next %@ \
             (a JSON value, or else taken as a string). Sub-entities' objects are included unless \
             --no-subentities. Columns are $id and the properties (--properties, default every stored \
-            property of the entity); long cells are cut with "…".
+            property of the entity); long cells are cut with "…". Key paths through to-one \
+            relationships (--properties name,department.name) or --distinct fetch only those values \
+            (FETCH's result "dictionaries"): the columns are the properties alone, without $id, and \
+            --distinct shows each distinct row once.
             """)
 
     @OptionGroup var location: Location
@@ -44,12 +47,16 @@ struct Query: AsyncParsableCommand {
     @Flag(help: "Leave out objects of sub-entities.")
     var noSubentities = false
 
+    @Flag(help: "Each distinct row of --properties once (FETCH's distinct; needs --properties).")
+    var distinct = false
+
     @Flag(help: "Print each row's JSON (FETCH's ROW) on a line instead of a table.")
     var json = false
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
         if let offset, offset < 0 { throw ValidationError("--offset must not be negative") }
+        if distinct, columnsAsked?.isEmpty ?? true { throw ValidationError("--distinct needs --properties") }
         for key in sort {
             let parts = key.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count <= 3, !parts[0].isEmpty, parts.dropFirst().allSatisfy({ ["asc", "desc", "ci"].contains($0) }) else {
@@ -73,8 +80,13 @@ struct Query: AsyncParsableCommand {
         if let offset { members.append(("offset", .int(Int64(offset)))) }
         if noSubentities { members.append(("includeSubentities", false)) }
         if let names = columnsAsked { members.append(("properties", .array(names.map(JSON.string)))) }
+        if valuesOnly { members.append(("result", "dictionaries")) }
+        if distinct { members.append(("distinct", true)) }
         return .object(.init(members, uniquingKeysWith: { a, _ in a }))
     }
+
+    /// Only the properties' values (FETCH's `dictionaries`): asked for by a key path or --distinct.
+    private var valuesOnly: Bool { distinct || (columnsAsked ?? []).contains { $0.contains(".") } }
 
     private var columnsAsked: [String]? {
         properties.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
@@ -92,10 +104,11 @@ struct Query: AsyncParsableCommand {
         }
         if asJSON { return }
         let all = rows.withLock { $0 }
-        let columns = ["$id"] + (columnsAsked ?? Self.columns(of: entity, in: model))
+        let columns = (valuesOnly ? [] : ["$id"]) + (columnsAsked ?? Self.columns(of: entity, in: model))
         let cells = all.map { row in columns.map { Self.cell(row[$0]) } }
         print(Output.table(columns, cells))
-        print("(\(all.count) object\(all.count == 1 ? "" : "s"))")
+        let noun = valuesOnly ? "row" : "object"
+        print("(\(all.count) \(noun)\(all.count == 1 ? "" : "s"))")
     }
 
     /// Every stored property of `entity`.
