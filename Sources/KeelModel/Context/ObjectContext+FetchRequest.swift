@@ -213,6 +213,14 @@ extension ObjectContext {
     /// The plan the fetch would run, with its estimate.
     public func plan(_ request: FetchRequest) throws(KeelError) -> FetchPlan {
         let state = try readState()
-        return try preparedFetch(request).plan(in: state, explaining: true)
+        guard request.distinct else { return try preparedFetch(request).plan(in: state, explaining: true) }
+        // As runDistinct runs it: the whole fetch, then distinct rows, then offset and limit.
+        var whole = request
+        whole.distinct = false
+        whole.limit = nil
+        whole.offset = 0
+        var plan = try preparedFetch(whole).plan(in: state, explaining: true)
+        plan.distinct = FetchPlan.DistinctStep(offset: request.offset, limit: request.limit)
+        return plan
     }
 }

@@ -106,11 +106,19 @@ public struct FetchPlan: Sendable {
     public let offset: Int
     /// Rows the access is expected to read (filled in for EXPLAIN).
     public var estimatedRows: Int?
+    /// A `distinct` request's last steps (ObjectContext.runDistinct): it is planned without its
+    /// offset and limit, which count the distinct rows; nil for any other request.
+    public var distinct: DistinctStep?
+
+    public struct DistinctStep: Sendable {
+        public let offset: Int
+        public let limit: Int?
+    }
     /// False for a request with `usesIndexes = false`: the plainest path everywhere (a scan
     /// through the overlay evaluating whole rows), the baseline tests compare against.
     var usesFastPaths = true
 
-    /// The plan in words: access → filter → sort → limit; estimate.
+    /// The plan in words: access → filter → sort → distinct → offset → limit; estimate.
     public func explain(in model: Model) -> String {
         var parts: [String] = []
         let name = model[entity].name
@@ -128,6 +136,11 @@ public struct FetchPlan: Sendable {
         }
         if offset > 0 { parts.append("offset \(offset)") }
         if let limit { parts.append("limit \(limit)") }
+        if let distinct {
+            parts.append("distinct: in memory")
+            if distinct.offset > 0 { parts.append("offset \(distinct.offset)") }
+            if let limit = distinct.limit { parts.append("limit \(limit)") }
+        }
         var text = parts.joined(separator: " → ")
         if let estimatedRows { text += "; about \(estimatedRows) row\(estimatedRows == 1 ? "" : "s")" }
         return text

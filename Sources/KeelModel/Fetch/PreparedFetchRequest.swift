@@ -88,6 +88,7 @@ extension ObjectContext {
 
     /// `EXPLAIN` of a prepared request with `args` and `vars`.
     public func explain(_ prepared: PreparedFetchRequest, args: [JSON] = [], vars: [String: JSON] = [:]) throws(KeelError) -> String {
+        if prepared.request.distinct { return try plan(prepared.request(args: args, vars: vars)).explain(in: model) }
         let state = try readState()
         return try preparedFetch(prepared, args: args, vars: vars).plan(in: state, explaining: true).explain(in: model)
     }

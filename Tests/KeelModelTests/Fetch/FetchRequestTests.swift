@@ -111,8 +111,12 @@ struct FetchRequestTests {
         request.offset = 1
         request.limit = 2
         #expect(try c.fetch(request).map { $0.json(in: data.model)["salary"] } == ["6100", "3900"])
+        // EXPLAIN says where distinct happens.
+        let explained = try c.explain(request)
+        #expect(explained == "INDEX Person.name (all entries) → sort: by index (name) → distinct: in memory → offset 1 → limit 2; about 6 rows", "\(explained)")
         // Prepared, the same.
         let prepared = try c.prepare(request)
+        #expect(try c.explain(prepared).contains("→ distinct: in memory → offset 1 → limit 2"))
         #expect(try c.fetch(prepared).map { $0.json(in: data.model)["salary"] } == ["6100", "3900"])
         #expect(try c.count(prepared) == 2)
         request.limit = 0
