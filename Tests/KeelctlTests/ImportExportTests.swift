@@ -222,6 +222,17 @@ struct ImportExportTests {
             #expect(out.stdout.split(separator: "\n").count == 9 && out.stdout.hasPrefix("{"), "\(out)")
             #expect(out.stderr.hasSuffix("exported 9 objects to \(name)\n"), "\(out)")
         }
+        // A descriptor by name (`/dev/fd/1` of a `>> file`): written after what the file holds,
+        // not over it from its start.
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "printf 'first\\n' > appended.txt && \"$0\" export --data g --out /dev/fd/1 >> appended.txt", Keelctl.binary]
+        shell.currentDirectoryURL = URL(fileURLWithPath: w.path)
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0)
+        let appended = try w.read("appended.txt").split(separator: "\n")
+        #expect(appended.first == "first" && appended.count == 10, "\(appended.prefix(2))")
         // A folder is not a place to write to; files that cannot be read say why.
         try FileManager.default.createDirectory(atPath: w.file("folder"), withIntermediateDirectories: false)
         let folder = try w.keelctl("export", "--data", "g", "--out", "folder")

@@ -16,16 +16,17 @@ public protocol ProjectableKey<Root>: Sendable {
     var propertyName: String { get }
 }
 
+// The names the keys already give sorts and `include`: a key path's components joined by dots.
 extension AttributeKey: ProjectableKey {
-    public var propertyName: String { path.joined(separator: ".") }
+    public var propertyName: String { sortKey }
 }
 
 extension ToOneKey: ProjectableKey {
-    public var propertyName: String { path.joined(separator: ".") }
+    public var propertyName: String { includeName }
 }
 
 extension ToManyKey: ProjectableKey {
-    public var propertyName: String { path.joined(separator: ".") }
+    public var propertyName: String { includeName }
 }
 
 /// The fetched properties of one object, read by their typed keys. A key that was not fetched is

@@ -121,7 +121,7 @@ final class LineWriter: Sendable {
         let regular = !special && (!exists || info.st_mode & S_IFMT == S_IFREG)
         let fd = regular
             ? open(target + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            : open(target, O_WRONLY | O_CLOEXEC)
+            : open(target, O_WRONLY | O_APPEND | O_CLOEXEC)  // `/dev/fd/1` of a `>> file`: after what it holds
         guard fd >= 0 else { throw Failure("cannot write \(regular ? target + ".partial" : target): \(String(cString: strerror(errno)))") }
         path = target
         replacesFile = regular

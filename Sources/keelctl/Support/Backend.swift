@@ -6,7 +6,6 @@
 import KeelModel
 import KeelStorage
 
-
 /// What a backup wrote.
 struct BackupOutcome: Sendable {
     var path: String

@@ -108,17 +108,21 @@ struct FetchRequestTests {
         // Salaries by name: Alice 5200, Chloé 6100, David 3900, Eve 5200, Zed 7200, bob 4100.
         #expect(try c.fetch(request).map { $0.json(in: data.model)["salary"] } == ["5200", "6100", "3900", "7200", "4100"])
         #expect(try c.count(request) == 5)
-        request.offset = 1
+        // Offset and limit count distinct rows (applied before distinct, they would give 3900, 5200).
+        request.offset = 2
         request.limit = 2
-        #expect(try c.fetch(request).map { $0.json(in: data.model)["salary"] } == ["6100", "3900"])
+        #expect(try c.fetch(request).map { $0.json(in: data.model)["salary"] } == ["3900", "7200"])
         // EXPLAIN says where distinct happens.
         let explained = try c.explain(request)
-        #expect(explained == "INDEX Person.name (all entries) → sort: by index (name) → distinct: in memory → offset 1 → limit 2; about 6 rows", "\(explained)")
+        #expect(explained == "INDEX Person.name (all entries) → sort: by index (name) → distinct: in memory → offset 2 → limit 2; about 6 rows", "\(explained)")
         // Prepared, the same.
         let prepared = try c.prepare(request)
-        #expect(try c.explain(prepared).contains("→ distinct: in memory → offset 1 → limit 2"))
-        #expect(try c.fetch(prepared).map { $0.json(in: data.model)["salary"] } == ["6100", "3900"])
-        #expect(try c.count(prepared) == 2)
+        #expect(try c.explain(prepared).contains("→ distinct: in memory → offset 2 → limit 2"))
+        #expect(try c.fetch(prepared).map { $0.json(in: data.model)["salary"] } == ["3900", "7200"])
+        var whole = request
+        whole.offset = 0
+        whole.limit = nil
+        #expect(try c.count(c.prepare(whole)) == 5, "six employees, five salaries")
         request.limit = 0
         #expect(try c.fetch(request).isEmpty)
         // Key paths: the departments' names, once each (Eve's null among them).
