@@ -61,6 +61,37 @@ struct FetchCommandTests {
         try c.fails(#"q3 FETCH {"entity":"Book","include":["nope"]}"#, "NO_SUCH_PROPERTY")
     }
 
+    @Test("FETCH with groupBy and aggregates over the socket: a row per group in the documented text, COUNT and EXPLAIN of groups, refusals that leave the connection usable")
+    func groupsAndAggregates() throws {
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.start()
+        let c = try keeld.connect()
+        try c.ok(#"c BATCH.INSERT {"entity":"Company","objects":[{"name":"Acme"}]}"#)
+        try c.ok(#"d BATCH.INSERT {"entity":"Department","objects":[{"name":"Sales","companies":["Company/1"]},{"name":"Design","companies":["Company/1"]}]}"#)
+        try c.ok(#"e BATCH.INSERT {"entity":"Employee","objects":[{"name":"Kim","age":30,"salary":"5200.5","department":"Department/1"},{"name":"Lee","age":41,"salary":"6100","department":"Department/2"},{"name":"Park","age":29,"salary":"4100","department":"Department/1"},{"name":"Choi","salary":"3900"}]}"#)
+        // Pending in the connection's context: counted with the saved ones.
+        try c.ok(#"i INSERT {"entity":"Employee","values":{"name":"Jung","age":25,"salary":"100","department":"Department/2"}}"#)
+        let request = #"{"entity":"Employee","result":"dictionaries","groupBy":["department.name"],"properties":["department.name",{"name":"n","function":"count"},{"name":"payroll","function":"sum","key":"salary"},{"name":"avgAge","function":"avg","key":"age"},{"name":"youngest","function":"min","key":"age"}],"sort":[{"key":"payroll","ascending":false}]}"#
+        let (rows, final) = try rawReply(c, "g FETCH " + request)
+        #expect(rows == [
+            #"{"department.name":"Sales","n":2,"payroll":"9300.5","avgAge":29.5,"youngest":29}"#,
+            #"{"department.name":"Design","n":2,"payroll":"6200","avgAge":33.0,"youngest":25}"#,
+            #"{"department.name":null,"n":1,"payroll":"3900","avgAge":null,"youngest":null}"#,
+        ], "\(rows)")
+        #expect(final == #"g OK {"count":3}"#)
+        #expect(try c.ok("n COUNT " + request) == ["count": 3])
+        let plan = try #require(try c.ok("x EXPLAIN " + request)?["plan"]?.stringValue)
+        #expect(plan.contains("→ group by department.name (n = count, payroll = sum of salary, avgAge = avg of age, youngest = min of age): in memory → sort: in memory (payroll descending)"), "\(plan)")
+        let (whole, _) = try rawReply(c, #"w FETCH {"entity":"Employee","result":"dictionaries","properties":[{"name":"n","function":"count"},{"name":"top","function":"max","key":"salary"}]}"#)
+        #expect(whole == [#"{"n":5,"top":"6100"}"#])
+        try c.fails(#"b1 FETCH {"entity":"Employee","result":"dictionaries","groupBy":["department.name"],"properties":["name"]}"#, "BAD_REQUEST")
+        try c.fails(#"b2 FETCH {"entity":"Employee","result":"dictionaries","properties":[{"name":"s","function":"sum","key":"name"}]}"#, "BAD_REQUEST")
+        try c.fails(#"b3 FETCH {"entity":"Employee","result":"dictionaries","groupBy":"department"}"#, "BAD_REQUEST")
+        try c.fails(#"b4 FETCH {"entity":"Employee","result":"dictionaries","groupBy":["department.nope"]}"#, "NO_SUCH_PROPERTY")
+        #expect(try c.request("p PING").isOK)
+    }
+
     /// The text after `TAG KIND ` of each line of one reply, and its final line.
     private func rawReply(_ c: LineClient, _ line: String) throws -> (rows: [String], final: String) {
         try c.send(line + "\n")

@@ -19,6 +19,7 @@ extension ObjectContext {
         // It is moved into the fetch's graph, which the planner, the executor and the
         // materializer share (one reference each, not a copy each of the overlay's dozen).
         let graph = FetchGraph(try readState())
+        if request.isGrouped { return try runGrouped(request, graph, row) }
         if request.distinct { return try runDistinct(request, graph, row) }
         return try run(try preparedFetch(request), graph, row)
     }
@@ -30,29 +31,21 @@ extension ObjectContext {
         guard request.result == .dictionaries else {
             throw KeelError(.badRequest, "\"distinct\" needs \"result\": \"dictionaries\"")
         }
-        if let limit = request.limit, limit <= 0 { return 0 }
+        var window = ResultWindow(request, model: model)
+        if window.isClosed { return 0 }
+        _ = try run(try preparedFetch(Self.whole(request)), graph) { (fetched) throws(KeelError) -> Bool in
+            try window.offer(fetched, row)
+        }
+        return window.delivered
+    }
+
+    /// `request` without distinct, offset and limit: the fetch whose rows in-memory steps take.
+    static func whole(_ request: FetchRequest) -> FetchRequest {
         var whole = request
         whole.distinct = false
         whole.limit = nil
         whole.offset = 0
-        var seen = Set<[UInt8]>()
-        var skipped = 0
-        var delivered = 0
-        let model = self.model
-        _ = try run(try preparedFetch(whole), graph) { (fetched) throws(KeelError) -> Bool in
-            var text: [UInt8] = []
-            fetched.write(to: &text, in: model)
-            guard seen.insert(text).inserted else { return true }
-            if skipped < request.offset {
-                skipped += 1
-                return true
-            }
-            delivered += 1
-            guard try row(fetched) else { return false }
-            if let limit = request.limit, delivered >= limit { return false }
-            return true
-        }
-        return delivered
+        return whole
     }
 
     /// Runs a prepared request over `graph` (`fetch(_:_:)`'s body; PreparedFetchRequest.swift's too).
@@ -201,6 +194,7 @@ extension ObjectContext {
     /// that serves the whole predicate is counted by its keys; no row is read.
     public func count(_ request: FetchRequest) throws(KeelError) -> Int {
         let graph = FetchGraph(try readState())
+        if request.isGrouped { return try runGrouped(request, graph) { _ in true } }
         if request.distinct { return try runDistinct(request, graph) { _ in true } }
         return try count(try preparedFetch(request), graph)
     }
@@ -213,14 +207,11 @@ extension ObjectContext {
     /// The plan the fetch would run, with its estimate.
     public func plan(_ request: FetchRequest) throws(KeelError) -> FetchPlan {
         let state = try readState()
+        if request.isGrouped { return try groupedPlan(request, state) }
         guard request.distinct else { return try preparedFetch(request).plan(in: state, explaining: true) }
         // As runDistinct runs it: the whole fetch, then distinct rows, then offset and limit.
-        var whole = request
-        whole.distinct = false
-        whole.limit = nil
-        whole.offset = 0
-        var plan = try preparedFetch(whole).plan(in: state, explaining: true)
-        plan.distinct = FetchPlan.DistinctStep(offset: request.offset, limit: request.limit)
+        var plan = try preparedFetch(Self.whole(request)).plan(in: state, explaining: true)
+        plan.inMemory = FetchPlan.InMemorySteps(distinct: true, offset: request.offset, limit: request.limit)
         return plan
     }
 }

@@ -106,11 +106,17 @@ public struct FetchPlan: Sendable {
     public let offset: Int
     /// Rows the access is expected to read (filled in for EXPLAIN).
     public var estimatedRows: Int?
-    /// A `distinct` request's last steps (ObjectContext.runDistinct): it is planned without its
-    /// offset and limit, which count the distinct rows; nil for any other request.
-    public var distinct: DistinctStep?
+    /// The last steps of a request whose rows are made in memory — grouped (ObjectContext+Grouping.swift)
+    /// or `distinct` (ObjectContext.runDistinct): it is planned without its offset and limit, which
+    /// count the rows those steps make; nil for any other request.
+    public var inMemory: InMemorySteps?
 
-    public struct DistinctStep: Sendable {
+    public struct InMemorySteps: Sendable {
+        /// "group by department.name: headcount = count, payroll = sum of salary"; nil: not grouped.
+        public var grouping: String?
+        /// The groups' sort in words; nil: none asked.
+        public var sort: String?
+        public var distinct: Bool
         public let offset: Int
         public let limit: Int?
     }
@@ -118,7 +124,12 @@ public struct FetchPlan: Sendable {
     /// through the overlay evaluating whole rows), the baseline tests compare against.
     var usesFastPaths = true
 
-    /// The plan in words: access → filter → sort → distinct → offset → limit; estimate.
+    /// Sort descriptors in words: "name, age descending, title [c]".
+    static func text(of descriptors: [KeelSortDescriptor]) -> String {
+        descriptors.map { d in d.key + (d.ascending ? "" : " descending") + (d.caseInsensitive ? " [c]" : "") }.joined(separator: ", ")
+    }
+
+    /// The plan in words: access → filter → sort → (group → sort →) distinct → offset → limit; estimate.
     public func explain(in model: Model) -> String {
         var parts: [String] = []
         let name = model[entity].name
@@ -131,15 +142,17 @@ public struct FetchPlan: Sendable {
         }
         if let residual { parts.append("filter: \(residual.source.description)") }
         if let ordering, !ordering.keys.isEmpty {
-            let sortText = ordering.keys.map(\.descriptor).map { d in d.key + (d.ascending ? "" : " descending") + (d.caseInsensitive ? " [c]" : "") }.joined(separator: ", ")
+            let sortText = Self.text(of: ordering.keys.map(\.descriptor))
             parts.append(orderedByAccess ? "sort: by index (\(sortText))" : "sort: in memory (\(sortText))")
         }
         if offset > 0 { parts.append("offset \(offset)") }
         if let limit { parts.append("limit \(limit)") }
-        if let distinct {
-            parts.append("distinct: in memory")
-            if distinct.offset > 0 { parts.append("offset \(distinct.offset)") }
-            if let limit = distinct.limit { parts.append("limit \(limit)") }
+        if let inMemory {
+            if let grouping = inMemory.grouping { parts.append("\(grouping): in memory") }
+            if let sort = inMemory.sort { parts.append("sort: in memory (\(sort))") }
+            if inMemory.distinct { parts.append("distinct: in memory") }
+            if inMemory.offset > 0 { parts.append("offset \(inMemory.offset)") }
+            if let limit = inMemory.limit { parts.append("limit \(limit)") }
         }
         var text = parts.joined(separator: " → ")
         if let estimatedRows { text += "; about \(estimatedRows) row\(estimatedRows == 1 ? "" : "s")" }

@@ -7,6 +7,12 @@
 //      "limit":10, "offset":0, "includeSubentities":true, "result":"objects",
 //      "properties":["name","age"], "include":["department"]}
 // (`"distinct":true` with `"result":"dictionaries"`: each distinct row once.)
+// Grouped, with aggregates (Core Data's `propertiesToGroupBy` and `NSExpressionDescription`s in
+// `propertiesToFetch`): an object in `properties` is an aggregate, its name the row's key —
+//     {"entity":"Employee", "result":"dictionaries", "groupBy":["department.name"],
+//      "properties":["department.name", {"name":"headcount","function":"count"},
+//                    {"name":"payroll","function":"sum","key":"salary"}]}
+// (FetchGrouping.swift: the rules, run by ObjectContext+Grouping.swift).
 //
 // Decoding checks kinds only (`BAD_REQUEST` names every problem at once); names are checked when
 // the request meets the model (`NO_SUCH_ENTITY`, `NO_SUCH_PROPERTY`, `PREDICATE`), in
@@ -37,14 +43,22 @@ public struct FetchRequest: Sendable {
     public var offset: Int
     public var includeSubentities: Bool
     public var result: ResultType
-    /// For `dictionaries`, the properties each row holds; for `objects`, the properties written
-    /// in the JSON form (all when nil).
+    /// For `dictionaries`, the properties each row holds, in order (an aggregate by its name);
+    /// for `objects`, the properties written in the JSON form (all when nil).
     public var properties: [String]?
     /// Relationships whose objects are embedded, and fetched properties to evaluate.
     public var include: [String]
     /// For `dictionaries`, each distinct row once (Core Data's `returnsDistinctResults`): the first
     /// of equal rows in the fetch's order is kept; `offset` and `limit` count distinct rows.
     public var distinct = false
+    /// For `dictionaries`, the keys whose values make a group (Core Data's `propertiesToGroupBy`):
+    /// one row per group. Key paths through to-ones too (`department.name`).
+    public var groupBy: [String] = []
+    /// For `dictionaries`, values computed over each group (over the whole fetch when `groupBy` is
+    /// empty: one row): Core Data's `NSExpressionDescription`s. A row holds an aggregate under its
+    /// name, at its place in `properties` (or after the other properties when `properties` does
+    /// not name it).
+    public var aggregates: [FetchAggregate] = []
     /// False forces a scan of the hierarchy with the predicate as a filter (tests, benchmarks).
     public var usesIndexes: Bool
 
@@ -70,8 +84,11 @@ public struct FetchRequest: Sendable {
     /// The keys a FETCH, COUNT or EXPLAIN request may carry (`context` is the daemon's).
     public static let keys: Set<String> = [
         "entity", "predicate", "args", "vars", "sort", "limit", "offset", "includeSubentities", "result", "properties",
-        "distinct", "include", "context",
+        "distinct", "groupBy", "include", "context",
     ]
+
+    /// Whether the rows are groups (`groupBy` or aggregates given): ObjectContext+Grouping.swift.
+    public var isGrouped: Bool { !groupBy.isEmpty || !aggregates.isEmpty }
 
     /// Decodes the protocol's request object. Unknown keys and values of the wrong kind are
     /// refused with `BAD_REQUEST`, every problem named.
@@ -136,13 +153,37 @@ public struct FetchRequest: Sendable {
                 problems.add("\"result\" must be objects, ids, count or dictionaries, found \"\(name)\"")
             }
         }
-        properties = names("properties")
+        if let value = members["properties"], !value.isNull {
+            if case .array(let items) = value {
+                var names: [String] = []
+                for (i, item) in items.enumerated() {
+                    switch item {
+                    case .string(let name): names.append(name)
+                    case .object:
+                        guard let aggregate = FetchAggregate(json: item, at: i, &problems) else { continue }
+                        names.append(aggregate.name)
+                        aggregates.append(aggregate)
+                    default:
+                        problems.add("\"properties\"[\(i)] must be a name or an aggregate ({\"name\":…,\"function\":…,\"key\":…}), found \(item.kindName)")
+                    }
+                }
+                properties = names
+            } else {
+                problems.add("\"properties\" must be an array of names and aggregates, found \(value.kindName)")
+            }
+        }
+        groupBy = names("groupBy") ?? []
         include = names("include") ?? []
         if let value = members["distinct"], !value.isNull {
             if case .bool(let b) = value { distinct = b } else { problems.add("\"distinct\" must be true or false") }
         }
         if distinct, result != .dictionaries {
             problems.add("\"distinct\" needs \"result\": \"dictionaries\" (rows of objects or IDs are distinct already)")
+        }
+        if isGrouped, result != .dictionaries {
+            problems.add(
+                (groupBy.isEmpty ? "aggregates in \"properties\" need" : "\"groupBy\" needs")
+                    + " \"result\": \"dictionaries\" (a group's row is a dictionary)")
         }
         if !problems.isEmpty {
             throw KeelError(.badRequest, "bad fetch request: " + problems.listing(), details: problems.details())

@@ -3,6 +3,9 @@
 // or a dictionary of the requested properties.
 
 public struct FetchRow: Sendable {
+    /// The object's ID. A group's row (a grouped fetch: FetchGrouping.swift) has the group's first
+    /// object's; the one row of aggregates over no objects has its entity with number
+    /// `UInt64.max`, which no object has.
     public let id: ObjectID
     public let result: FetchRequest.ResultType
     /// The object for `objects` and `dictionaries`; nil for `ids`.
@@ -34,6 +37,13 @@ public struct FetchRow: Sendable {
         guard let object else { return [:] }
         let selected = fields ?? Array(object.entity.properties.indices)
         return Dictionary(selected.map { (object.entity.properties[$0].name, object.values[$0]) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// For `dictionaries`: the values of `properties`, in their order.
+    var values: [Value] {
+        if let projected { return projected.map(\.value) }
+        guard let object else { return [] }
+        return (fields ?? Array(object.entity.properties.indices)).map { object.values[$0] }
     }
 
     /// The wire form: the object JSON (only `properties` when given), `{"$id":…}` for `ids`, or

@@ -199,7 +199,7 @@ struct KeyPathProjection: Sendable {
             let property = current.properties[field]
             if i == components.count - 1 {
                 if case .relationship(let r) = property, r.isToMany {
-                    throw KeelError(.badRequest, "the key path \"\(name)\" ends at the to-many \(current.name).\(component): a key path of properties ends at an attribute or a to-one")
+                    throw KeelError(.badRequest, "the key path \"\(name)\" ends at the to-many \(current.name).\(component): a key path in properties, groupBy or an aggregate ends at an attribute or a to-one")
                 }
                 self.hops = hops
                 self.field = field
@@ -207,7 +207,7 @@ struct KeyPathProjection: Sendable {
                 return
             }
             guard case .relationship(let r) = property, !r.isToMany else {
-                throw KeelError(.badRequest, "the key path \"\(name)\" goes through \(current.name).\(component), which is not a to-one relationship: a key path of properties follows to-ones")
+                throw KeelError(.badRequest, "the key path \"\(name)\" goes through \(current.name).\(component), which is not a to-one relationship: a key path in properties, groupBy or an aggregate follows to-ones")
             }
             hops.append(field)
             current = model[r.destination]

@@ -27,7 +27,9 @@ public final class PreparedFetchRequest: Sendable {
 
     init(_ request: FetchRequest, model: Model) throws(KeelError) {
         self.request = request
-        shape = PreparedShape(try PreparedFetch(request, model: model), model: model)
+        // A grouped request is checked whole here, and its shape is that of the fetch it groups.
+        let fetched = request.isGrouped ? try FetchGrouping(request, model: model).source : request
+        shape = PreparedShape(try PreparedFetch(fetched, model: model), model: model)
     }
 
     /// The request with a call's arguments and variables (for a context of another model).
@@ -63,7 +65,8 @@ extension ObjectContext {
     ) throws(KeelError) -> Int {
         try fetching { () throws(KeelError) -> Int in
             let graph = FetchGraph(try readState())
-            // A distinct fetch runs its request without offset and limit (runDistinct).
+            // Grouped and distinct fetches run their request without offset and limit (runGrouped, runDistinct).
+            if prepared.request.isGrouped { return try runGrouped(prepared.request(args: args, vars: vars), graph, row) }
             if prepared.request.distinct { return try runDistinct(prepared.request(args: args, vars: vars), graph, row) }
             return try run(try preparedFetch(prepared, args: args, vars: vars), graph, row)
         }
@@ -82,13 +85,14 @@ extension ObjectContext {
     /// `COUNT` of a prepared request with `args` and `vars`.
     public func count(_ prepared: PreparedFetchRequest, args: [JSON] = [], vars: [String: JSON] = [:]) throws(KeelError) -> Int {
         let graph = FetchGraph(try readState())
+        if prepared.request.isGrouped { return try runGrouped(prepared.request(args: args, vars: vars), graph) { _ in true } }
         if prepared.request.distinct { return try runDistinct(prepared.request(args: args, vars: vars), graph) { _ in true } }
         return try count(try preparedFetch(prepared, args: args, vars: vars), graph)
     }
 
     /// `EXPLAIN` of a prepared request with `args` and `vars`.
     public func explain(_ prepared: PreparedFetchRequest, args: [JSON] = [], vars: [String: JSON] = [:]) throws(KeelError) -> String {
-        if prepared.request.distinct { return try plan(prepared.request(args: args, vars: vars)).explain(in: model) }
+        if prepared.request.distinct || prepared.request.isGrouped { return try plan(prepared.request(args: args, vars: vars)).explain(in: model) }
         let state = try readState()
         return try preparedFetch(prepared, args: args, vars: vars).plan(in: state, explaining: true).explain(in: model)
     }

@@ -1,0 +1,311 @@
+// Grouped fetches and aggregates: Core Data's `propertiesToGroupBy` with `NSExpressionDescription`s
+// (`count:`, `sum:`, `average:`, `min:`, `max:`) in `propertiesToFetch`, for `dictionaries`.
+//
+//     "groupBy": ["department.name"],
+//     "properties": ["department.name", {"name":"headcount","function":"count"},
+//                    {"name":"payroll","function":"sum","key":"salary"}]
+//     → {"department.name":"Sales","headcount":3,"payroll":15600}, one row per department
+//
+// The rules (checked before anything is read; every one a `BAD_REQUEST` unless named otherwise):
+// - `groupBy` keys are attributes or to-ones of the entity, or key paths through to-ones
+//   (`department.name`); not to-manys. An unknown key is `NO_SUCH_PROPERTY`.
+// - With `groupBy` or an aggregate, every other name of `properties` must be a `groupBy` key (a
+//   row stands for a group: a property that is not a key has no one value in it). With
+//   aggregates and no `groupBy`, the whole fetch is one group and gives one row — also when
+//   nothing matches (`count` 0, `sum` 0, the others null), as SQL's aggregates without GROUP BY.
+// - An aggregate: `name` (not empty, not starting with `$`, unlike every other name of the row),
+//   `function` and `key` (an attribute, or a key path through to-ones to one):
+//
+//   | function | key | value | no values |
+//   | --- | --- | --- | --- |
+//   | `count` | none: the group's objects; a key: the objects where it is not null | int | 0 |
+//   | `sum` | a number attribute | int until it would overflow, then decimal; decimal if the key is; double if it is double or float | 0 |
+//   | `avg` (`average`) | a number attribute | decimal if the key is (or the int sum overflowed), else double | null |
+//   | `min`, `max` | a number, date or string attribute | the key's type (strings by UTF-8 bytes, as sorting) | null |
+//
+//   (The predicate language's `@sum`/`@avg`/… over a to-many, one object at a time, are the
+//   same functions: PredicateEvaluator.aggregate and `NumberSum`.)
+// - `sort` keys are names of the row: `groupBy` keys and aggregates' names. Without `sort` the
+//   rows come in the order of their `groupBy` values, ascending (nulls first), key by key.
+// - `offset`, `limit`, COUNT and `distinct` count the groups' rows.
+// - `include` is refused: a group's row embeds no objects.
+//
+// How it runs (ObjectContext+Grouping.swift): the fetch of the `groupBy` keys and aggregates' keys
+// as `dictionaries` — planned with the indexes, the context's pending changes laid over, the
+// predicate as any fetch's — streamed into one accumulator per group and aggregate; then the
+// groups are sorted and handed over. Memory: the groups (their keys and accumulators), not the
+// rows. A request of only `count`s without `groupBy` is a COUNT (an index counted by its keys).
+
+/// An aggregate of a grouped fetch: Core Data's `NSExpressionDescription` with a function over a key.
+public struct FetchAggregate: Sendable, Hashable {
+    public enum Function: String, Sendable, Hashable, CaseIterable {
+        case count, sum, avg, min, max
+
+        /// The name on the wire (`average` is read as `avg`, Core Data's `average:`).
+        init?(wire: String) {
+            if wire == "average" {
+                self = .avg
+                return
+            }
+            self.init(rawValue: wire)
+        }
+    }
+
+    /// The row's key for the value.
+    public var name: String
+    public var function: Function
+    /// What is aggregated: an attribute (or a key path through to-ones to one); nil for `count`
+    /// of the group's objects.
+    public var key: String?
+
+    public init(name: String, function: Function, key: String? = nil) {
+        self.name = name
+        self.function = function
+        self.key = key
+    }
+
+    static let keys: Set<String> = ["name", "function", "key"]
+
+    /// `{"name":…,"function":…,"key":…}`, the `i`th item of `properties`; nil (with the problems
+    /// added to `problems`) when it is not one.
+    init?(json: JSON, at i: Int, _ problems: inout ProblemReport) {
+        guard case .object(let members) = json else { return nil }
+        let place = "\"properties\"[\(i)]"
+        var ok = true
+        for key in members.keys where !Self.keys.contains(key) {
+            problems.add("\(place): unknown key \"\(ProblemReport.cut(key, to: 100))\" (an aggregate takes name, function and key)")
+            ok = false
+        }
+        var name = ""
+        if case .string(let s)? = members["name"] {
+            name = s
+            if s.isEmpty || s.hasPrefix("$") {
+                problems.add("\(place): an aggregate's \"name\" must not be empty or start with $")
+                ok = false
+            }
+        } else {
+            problems.add("\(place): an aggregate needs a \"name\" string")
+            ok = false
+        }
+        var function = Function.count
+        if case .string(let s)? = members["function"], let f = Function(wire: s) {
+            function = f
+        } else {
+            let found = members["function"].map { ProblemReport.cut($0.serialized(), to: 100) } ?? "nothing"
+            problems.add("\(place): \"function\" must be count, sum, avg (or average), min or max, found \(found)")
+            ok = false
+        }
+        var key: String? = nil
+        switch members["key"] {
+        case nil, .null?: break
+        case .string(let s)?: key = s
+        case let other?:
+            problems.add("\(place): \"key\" must be a string, found \(other.kindName)")
+            ok = false
+        }
+        if key == nil, function != .count {
+            problems.add("\(place): \(function.rawValue) needs a \"key\" to aggregate")
+            ok = false
+        }
+        guard ok else { return nil }
+        self.init(name: name, function: function, key: key)
+    }
+
+    /// The wire form, as an item of `properties`.
+    public var json: JSON {
+        var members: [(String, JSON)] = [("name", .string(name)), ("function", .string(function.rawValue))]
+        if let key { members.append(("key", .string(key))) }
+        return .object(.init(members, uniquingKeysWith: { a, _ in a }))
+    }
+}
+
+/// A grouped request checked against the model: what to fetch for it, how each row of that fetch
+/// feeds the groups, and how a group becomes a row.
+struct FetchGrouping: Sendable {
+    let entity: EntityID
+    /// The fetch whose rows are grouped: `dictionaries` of `inputs`, no sort, offset or limit.
+    let source: FetchRequest
+    /// How many of `source`'s properties are the `groupBy` keys (they come first, in order).
+    let keyCount: Int
+    let aggregates: [Aggregate]
+    /// The row's names in order.
+    let columns: [Column]
+    /// The groups' order (`sort`); empty: by the groupBy keys, ascending.
+    let ordering: [SortKey]
+    /// A request of only counts of objects, without groupBy: the source's COUNT is the answer.
+    let countsOnly: Bool
+
+    struct Aggregate: Sendable {
+        let spec: FetchAggregate
+        /// The source property it reads (nil: `count` of objects).
+        let input: Int?
+        /// How its value is written: the key's property for min and max, else a number attribute.
+        let result: Property
+    }
+
+    struct SortKey: Sendable {
+        let by: Column
+        let ascending: Bool
+        let caseInsensitive: Bool
+    }
+
+    enum Column: Sendable {
+        /// The `i`th groupBy key.
+        case key(Int, name: String, Property)
+        /// The `i`th aggregate.
+        case aggregate(Int)
+    }
+
+    init(_ request: FetchRequest, model: Model) throws(KeelError) {
+        guard let entity = model.entity(named: request.entity) else {
+            throw KeelError(.noSuchEntity, "no entity \"\(request.entity)\" in model \(model.name)", details: ["entity": .string(request.entity)])
+        }
+        self.entity = entity.id
+        if !request.include.isEmpty {
+            throw KeelError(.badRequest, "\"include\" cannot be used with \"groupBy\" or aggregates: a group's row embeds no objects")
+        }
+        var inputs: [String] = []
+        var properties: [Property] = []
+        func input(_ name: String, _ path: KeyPathProjection) -> Int {
+            if let i = inputs.firstIndex(of: name) { return i }
+            inputs.append(name)
+            properties.append(path.property)
+            return inputs.count - 1
+        }
+        for name in request.groupBy {
+            guard !inputs.contains(name) else { throw KeelError(.badRequest, "\"groupBy\" names \"\(name)\" twice") }
+            _ = input(name, try KeyPathProjection(name, from: entity, in: model))
+        }
+        keyCount = inputs.count
+        var aggregates: [Aggregate] = []
+        var aggregateNames = Set<String>()
+        for spec in request.aggregates {
+            guard aggregateNames.insert(spec.name).inserted else {
+                throw KeelError(.badRequest, "two aggregates are named \"\(spec.name)\"")
+            }
+            if request.groupBy.contains(spec.name) {
+                throw KeelError(.badRequest, "the aggregate \"\(spec.name)\" has the name of a groupBy key: a row holds each name once")
+            }
+            // Numbers are written by their kind (an int sum that overflowed is a decimal).
+            let number = Property.attribute(Attribute(name: spec.name, type: spec.function == .count ? .int64 : .double, declaredIn: entity.id))
+            guard let key = spec.key else {
+                aggregates.append(Aggregate(spec: spec, input: nil, result: number))
+                continue
+            }
+            let path = try KeyPathProjection(key, from: entity, in: model)
+            try Self.check(spec, path.property)
+            let minOrMax = spec.function == .min || spec.function == .max
+            aggregates.append(Aggregate(spec: spec, input: input(key, path), result: minOrMax ? path.property : number))
+        }
+        self.aggregates = aggregates
+        var columns: [Column] = []
+        var named = Set<String>()
+        for name in request.properties ?? request.groupBy {
+            guard named.insert(name).inserted else { throw KeelError(.badRequest, "\"properties\" names \"\(name)\" twice") }
+            if let a = aggregates.firstIndex(where: { $0.spec.name == name }) {
+                columns.append(.aggregate(a))
+            } else if let k = request.groupBy.firstIndex(of: name) {
+                columns.append(.key(k, name: name, properties[k]))
+            } else {
+                _ = try KeyPathProjection(name, from: entity, in: model)  // an unknown name is NO_SUCH_PROPERTY first
+                throw KeelError(
+                    .badRequest,
+                    request.groupBy.isEmpty
+                        ? "\"\(name)\" cannot be fetched with aggregates and no \"groupBy\": the row stands for every object fetched (group by it, or aggregate it)"
+                        : "\"\(name)\" is neither a \"groupBy\" key nor an aggregate: a row stands for a group, which has no one value of it")
+            }
+        }
+        for (a, aggregate) in aggregates.enumerated() where !named.contains(aggregate.spec.name) { columns.append(.aggregate(a)) }
+        self.columns = columns
+        var ordering: [SortKey] = []
+        for descriptor in request.sort {
+            let by: Column
+            if let a = aggregates.firstIndex(where: { $0.spec.name == descriptor.key }) {
+                by = .aggregate(a)
+            } else if let k = request.groupBy.firstIndex(of: descriptor.key) {
+                by = .key(k, name: descriptor.key, properties[k])  // shown in the row or not
+            } else {
+                throw KeelError(
+                    .badRequest,
+                    "sort key \"\(descriptor.key)\" is not a name of the grouped rows: sort them by groupBy keys or aggregates' names",
+                    details: ["key": .string(descriptor.key)])
+            }
+            ordering.append(SortKey(by: by, ascending: descriptor.ascending, caseInsensitive: descriptor.caseInsensitive))
+        }
+        self.ordering = ordering
+        countsOnly = request.groupBy.isEmpty && aggregates.allSatisfy { $0.spec.function == .count && $0.input == nil }
+        var source = FetchRequest(
+            entity: request.entity, predicate: request.predicate, args: request.args, vars: request.vars,
+            includeSubentities: request.includeSubentities, result: countsOnly ? .count : .dictionaries, properties: inputs,
+            usesIndexes: request.usesIndexes)
+        source.distinct = false
+        self.source = source
+    }
+
+    /// Whether `function` applies to values of `property`.
+    static func check(_ spec: FetchAggregate, _ property: Property) throws(KeelError) {
+        guard spec.function != .count else { return }
+        let what: String
+        if case .attribute(let a) = property {
+            switch (spec.function, a.type) {
+            case (.sum, .int16), (.sum, .int32), (.sum, .int64), (.sum, .double), (.sum, .float), (.sum, .decimal),
+                (.avg, .int16), (.avg, .int32), (.avg, .int64), (.avg, .double), (.avg, .float), (.avg, .decimal):
+                return
+            case (.min, let t), (.max, let t):
+                if [.int16, .int32, .int64, .double, .float, .decimal, .date, .string].contains(t) { return }
+            default: break
+            }
+            what = "a \(a.type.rawValue) attribute"
+        } else {
+            what = "a relationship"
+        }
+        let wants = spec.function == .min || spec.function == .max ? "a number, date or string attribute" : "a number attribute"
+        throw KeelError(
+            .badRequest, "the aggregate \"\(spec.name)\": \(spec.function.rawValue) of \"\(spec.key ?? "")\", \(what), needs \(wants)",
+            details: ["aggregate": .string(spec.name)])
+    }
+}
+
+/// One aggregate's running value over a group's rows.
+struct AggregateAccumulator: Sendable {
+    private let function: FetchAggregate.Function
+    private var count = 0
+    private var sum = NumberSum()
+    private var best: Value = .null
+
+    init(_ function: FetchAggregate.Function) {
+        self.function = function
+    }
+
+    /// Adds one row's value (`.null` for a null; a `count` of objects is given `.bool(true)`).
+    mutating func add(_ value: Value) {
+        switch function {
+        case .count:
+            if !value.isNull { count += 1 }
+        case .sum, .avg:
+            sum.add(value)
+        case .min, .max:
+            guard !value.isNull else { return }
+            if best.isNull {
+                best = value
+                return
+            }
+            let order = Value.sortCompare(value, best)
+            if function == .min ? order == .orderedAscending : order == .orderedDescending { best = value }
+        }
+    }
+
+    /// The count of a `count` of objects without reading a row (a COUNT's answer).
+    mutating func setCount(_ n: Int) {
+        count = n
+    }
+
+    var value: Value {
+        switch function {
+        case .count: .int(Int64(count))
+        case .sum: sum.total
+        case .avg: sum.average
+        case .min, .max: best
+        }
+    }
+}

@@ -1,0 +1,226 @@
+// Grouped fetches with aggregates (Fetch/FetchGrouping.swift): rows per group with count, sum,
+// avg, min and max, exactly, on FetchTestData's employees; their order, offset, limit, COUNT,
+// distinct and EXPLAIN; pending changes; a result longer than the first read; prepared
+// requests; the wire form; and every refusal.
+//
+// Employees: Alice 30 5200 Sales; bob 25 4100 Sales; Chloé 41 6100 Design; David (no age) 3900
+// Design; Eve 35 5200 (no department); Zed 52 7200 Dev. Departments: Sales code 1, Design code 2,
+// Dev no code.
+
+import Foundation
+import Testing
+
+@testable import KeelModel
+
+@Suite("Grouped fetches")
+struct GroupedFetchTests {
+    static let byDepartment: JSON = [
+        "entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"],
+        "properties": [
+            "department.name", ["name": "n", "function": "count"], ["name": "payroll", "function": "sum", "key": "salary"],
+            ["name": "ages", "function": "count", "key": "age"], ["name": "avgAge", "function": "average", "key": "age"],
+            ["name": "first", "function": "min", "key": "name"], ["name": "oldest", "function": "max", "key": "age"],
+        ],
+    ]
+
+    static func request(_ json: JSON, _ change: (inout FetchRequest) -> Void = { _ in }) throws -> FetchRequest {
+        var request = try FetchRequest(json: json)
+        change(&request)
+        return request
+    }
+
+    static func rows(_ c: ObjectContext, _ request: FetchRequest, _ model: Model) throws -> [JSON] {
+        try c.fetch(request).map { $0.json(in: model) }
+    }
+
+    @Test("one row per group, each aggregate exact, in the groups' key order (nulls first)")
+    func aggregatesPerGroup() throws {
+        let data = try FetchTestData()
+        let rows = try Self.rows(data.context(), Self.request(Self.byDepartment), data.model)
+        let expected: [JSON] = [
+            ["department.name": nil, "n": 1, "payroll": "5200", "ages": 1, "avgAge": 35.0, "first": "Eve", "oldest": 35],
+            ["department.name": "Design", "n": 2, "payroll": "10000", "ages": 1, "avgAge": 41.0, "first": "Chloé", "oldest": 41],
+            ["department.name": "Dev", "n": 1, "payroll": "7200", "ages": 1, "avgAge": 52.0, "first": "Zed", "oldest": 52],
+            ["department.name": "Sales", "n": 2, "payroll": "9300", "ages": 2, "avgAge": 27.5, "first": "Alice", "oldest": 30],
+        ]
+        #expect(rows == expected, "\(rows)")
+        // The row's keys in the order of `properties`.
+        #expect(rows.first?.objectValue.map { Array($0.keys) } == ["department.name", "n", "payroll", "ages", "avgAge", "first", "oldest"])
+    }
+
+    @Test("sort by an aggregate, offset and limit count groups, COUNT counts them, EXPLAIN says so")
+    func orderWindowAndCount() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        var request = try Self.request(Self.byDepartment) { $0.sort = [KeelSortDescriptor(key: "payroll", ascending: false)] }
+        #expect(try Self.rows(c, request, data.model).map { $0["department.name"] } == ["Design", "Sales", "Dev", .null])
+        #expect(try c.count(request) == 4)
+        request.offset = 1
+        request.limit = 2
+        #expect(try Self.rows(c, request, data.model).map { $0["department.name"] } == ["Sales", "Dev"])
+        #expect(try c.count(request) == 2)
+        let explained = try c.explain(request)
+        #expect(
+            explained.hasSuffix(
+                "group by department.name (n = count, payroll = sum of salary, ages = count of age, avgAge = avg of age, first = min of name, oldest = max of age): in memory → sort: in memory (payroll descending) → offset 1 → limit 2; about 6 rows"),
+            "\(explained)")
+        #expect(explained.hasPrefix("SCAN Employee"), "\(explained)")
+        request.limit = 0
+        #expect(try c.fetch(request).isEmpty)
+        // A groupBy key the rows do not show still sorts them; descending puts the null group last.
+        let hidden = try Self.request(["entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "properties": [["name": "n", "function": "count"]], "sort": [["key": "department.name", "ascending": false]]])
+        #expect(try Self.rows(c, hidden, data.model) == [["n": 2], ["n": 1], ["n": 2], ["n": 1]])
+    }
+
+    @Test("aggregates without groupBy: one row over the whole fetch, also over nothing; counts alone are a COUNT")
+    func wholeFetch() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let all: JSON = [
+            "entity": "Employee", "result": "dictionaries",
+            "properties": [
+                ["name": "n", "function": "count"], ["name": "total", "function": "sum", "key": "salary"],
+                ["name": "top", "function": "max", "key": "name"], ["name": "codes", "function": "sum", "key": "department.code"],
+            ],
+        ]
+        #expect(try Self.rows(c, Self.request(all), data.model) == [["n": 6, "total": "31700", "top": "bob", "codes": 6]])
+        let none = try Self.request(all) { $0.predicate = "age > 100" }
+        #expect(try Self.rows(c, none, data.model) == [["n": 0, "total": 0, "top": nil, "codes": 0]])
+        #expect(try c.count(none) == 1)
+        // Only counts: the source is a COUNT, with the predicate and the sub-entities.
+        let counts = try Self.request(["entity": "Person", "result": "dictionaries", "predicate": "age > 20", "properties": [["name": "people", "function": "count"]]])
+        #expect(try Self.rows(c, counts, data.model) == [["people": 5]])
+        #expect(try Self.rows(c, Self.request(["entity": "Person", "result": "dictionaries", "properties": [["name": "people", "function": "count"]]]), data.model) == [["people": 8]])
+        let notSub = try Self.request(["entity": "Person", "result": "dictionaries", "includeSubentities": false, "properties": [["name": "people", "function": "count"]]])
+        #expect(try Self.rows(c, notSub, data.model) == [["people": 0]])
+        #expect(try c.explain(counts).contains("aggregate (people = count): in memory"))
+    }
+
+    @Test("the context's pending changes are grouped as any fetch sees them")
+    func pendingChanges() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        _ = try c.insert(entity: "Employee", values: ["name": "New", "age": 20, "salary": "800", "department": data.dept(2)])
+        _ = try c.delete(data.employees[1])  // bob, of Sales
+        let rows = try Self.rows(c, Self.request(Self.byDepartment), data.model)
+        #expect(rows.map { $0["department.name"] } == [.null, "Design", "Dev", "Sales"])
+        #expect(rows[2]["n"] == 2 && rows[2]["payroll"] == "8000" && rows[2]["avgAge"] == 36.0 && rows[2]["first"] == "New")
+        #expect(rows[3]["n"] == 1 && rows[3]["payroll"] == "5200")
+        // Another context sees the store only.
+        #expect(try Self.rows(data.context(), Self.request(Self.byDepartment), data.model)[2]["n"] == 1)
+    }
+
+    @Test("a to-one as the group key, distinct rows of groups, a prepared request run with other arguments")
+    func keysDistinctPrepared() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let byObject = try Self.request(["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "properties": ["department", ["name": "n", "function": "count"]]])
+        #expect(try Self.rows(c, byObject, data.model) == [["department": nil, "n": 1], ["department": data.dept(0), "n": 2], ["department": data.dept(1), "n": 2], ["department": data.dept(2), "n": 1]])
+        var distinct = try Self.request(["entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "properties": [["name": "n", "function": "count"]]])
+        distinct.distinct = true
+        #expect(try Self.rows(c, distinct, data.model) == [["n": 1], ["n": 2]])
+        #expect(try c.count(distinct) == 2)
+        let template = try Self.request(["entity": "Employee", "result": "dictionaries", "predicate": "age > %@", "args": [0], "groupBy": ["department.name"], "properties": ["department.name", ["name": "n", "function": "count"]]])
+        let prepared = try c.prepare(template)
+        #expect(try c.fetch(prepared, args: [30]).map { $0.json(in: data.model)["department.name"] } == [.null, "Design", "Dev"])
+        #expect(try c.fetch(prepared, args: [40]).map { $0.json(in: data.model) } == [["department.name": "Design", "n": 1], ["department.name": "Dev", "n": 1]])
+        #expect(try c.count(prepared, args: [100]) == 0)
+        #expect(try c.explain(prepared, args: [40]).contains("group by department.name (n = count): in memory"))
+    }
+
+    @Test("a result longer than the first read is grouped whole")
+    func longerThanFirstRead() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let c = ObjectContext(store: store.store)
+        let acme = JSON.string(try c.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model))
+        var departments: [JSON] = []
+        for d in 0..<3 {
+            departments.append(.string(try c.insert(entity: "Department", values: ["name": .string("D\(d)"), "companies": [acme]]).text(in: store.model)))
+        }
+        let n = ObjectContext.pinnedRows + 301
+        for i in 0..<n {
+            _ = try c.insert(entity: "Employee", values: ["name": .string("E\(i)"), "age": .int(Int64(i % 50)), "salary": "1000", "department": departments[i % 3]])
+        }
+        try c.save()
+        // Sorted by name through an index: the source streams past its first read.
+        let request = try Self.request([
+            "entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "predicate": "name BEGINSWITH 'E'",
+            "properties": ["department.name", ["name": "n", "function": "count"], ["name": "ages", "function": "sum", "key": "age"]],
+        ])
+        let rows = try Self.rows(ObjectContext(store: store.store), request, store.model)
+        var expected: [JSON] = []
+        for d in 0..<3 {
+            let members = (0..<n).filter { $0 % 3 == d }
+            expected.append(["department.name": .string("D\(d)"), "n": .int(Int64(members.count)), "ages": .int(Int64(members.reduce(0) { $0 + $1 % 50 }))])
+        }
+        #expect(rows == expected)
+    }
+
+    @Test("an int sum that would overflow turns decimal; min and max keep the key's type")
+    func sumOverflowAndTypes() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        _ = try c.insert(entity: "Company", values: ["name": "Big", "registrationNumber": .int(Int64.max), "founded": "2001-02-03T00:00:00Z"])
+        _ = try c.insert(entity: "Company", values: ["name": "Bigger", "registrationNumber": .int(Int64.max), "founded": "1999-12-31T00:00:00Z"])
+        let request = try Self.request([
+            "entity": "Company", "result": "dictionaries",
+            "properties": [
+                ["name": "sum", "function": "sum", "key": "registrationNumber"], ["name": "since", "function": "min", "key": "founded"],
+                ["name": "avg", "function": "avg", "key": "registrationNumber"],
+            ],
+        ])
+        let row = try Self.rows(c, request, data.model)
+        #expect(row == [["sum": "18446744073709551614", "since": "1999-12-31T00:00:00.000Z", "avg": "9223372036854775807"]], "\(row)")
+    }
+
+    @Test("refusals: BAD_REQUEST for every rule, NO_SUCH_ENTITY and NO_SUCH_PROPERTY for unknown names")
+    func refusals() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        func refused(_ code: KeelError.Code, _ json: JSON, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            let error = expectKeelError(code, sourceLocation: sourceLocation) { _ = try c.fetch(FetchRequest(json: json)) }
+            #expect(error?.message.contains(fragment) == true, "\(error?.message ?? "no error")", sourceLocation: sourceLocation)
+        }
+        let count: JSON = ["name": "n", "function": "count"]
+        refused(.badRequest, ["entity": "Employee", "groupBy": ["name"]], "\"groupBy\" needs \"result\": \"dictionaries\"")
+        refused(.badRequest, ["entity": "Employee", "properties": [count]], "aggregates in \"properties\" need")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "properties": ["name", count]], "\"name\" is neither a \"groupBy\" key nor an aggregate")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": ["name", count]], "aggregates and no \"groupBy\"")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["computers"]], "ends at the to-many Employee.computers")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name", "name"]], "names \"name\" twice")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "s", "function": "sum", "key": "name"]]], "sum of \"name\", a string attribute, needs a number attribute")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "m", "function": "max", "key": "isManager"]]], "needs a number, date or string attribute")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "m", "function": "min", "key": "department"]]], "a relationship")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [count, count]], "two aggregates are named \"n\"")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "properties": [["name": "name", "function": "count"]]], "has the name of a groupBy key")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "sort": ["age"]], "sort key \"age\" is not a name of the grouped rows")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "include": ["department"]], "\"include\" cannot be used")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "$n", "function": "count"]]], "must not be empty or start with $")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "a", "function": "sum"]]], "sum needs a \"key\"")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "a", "function": "median", "key": "age"]]], "found \"median\"")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "a", "function": "count", "colour": 1]]], "unknown key \"colour\"")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": [3]], "must be a name or an aggregate")
+        refused(.noSuchEntity, ["entity": "Employe", "result": "dictionaries", "groupBy": ["name"]], "no entity \"Employe\"")
+        refused(.noSuchProperty, ["entity": "Employee", "result": "dictionaries", "groupBy": ["department.nmae"]], "no property \"nmae\"")
+        refused(.noSuchProperty, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "a", "function": "sum", "key": "salry"]]], "no property \"salry\"")
+        refused(.predicate, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "predicate": "age >"], "position 5")
+        // Refused before anything runs, also with limit 0.
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "properties": ["name"], "limit": 0], "neither")
+    }
+
+    @Test("the wire form: aggregates in properties decode in place and encode back")
+    func wire() throws {
+        let request = try FetchRequest(json: Self.byDepartment)
+        #expect(request.groupBy == ["department.name"])
+        #expect(request.properties == ["department.name", "n", "payroll", "ages", "avgAge", "first", "oldest"])
+        #expect(request.aggregates.map(\.function) == [.count, .sum, .count, .avg, .min, .max])
+        #expect(request.aggregates[1] == FetchAggregate(name: "payroll", function: .sum, key: "salary"))
+        #expect(request.aggregates[1].json == ["name": "payroll", "function": "sum", "key": "salary"])
+        #expect(request.isGrouped)
+        // Five problems, every one named.
+        let bad = expectKeelError(.badRequest) {
+            _ = try FetchRequest(json: ["entity": "Employee", "result": "dictionaries", "properties": [["function": "max"], 7], "groupBy": "name"])
+        }
+        #expect((bad?.details?["problems"]?.arrayValue ?? []).count == 4, "\(bad?.message ?? "")")
+    }
+}
