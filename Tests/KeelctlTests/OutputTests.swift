@@ -122,6 +122,29 @@ struct OutputTests {
             (2 rows)
 
             """)
+        // Groups and aggregates (FETCH's groupBy; an aggregate's column named as written).
+        try expectOutput(w, ["query", "Book", "--data", "data", "--group-by", "author.name", "--properties", "author.name,count(),min(year),max(year)", "--sort", "count():desc"], """
+            author.name        count()  min(year)  max(year)
+            Ursula K. Le Guin        2       1968       1974
+            Italo Calvino            1       1972       1972
+            (2 rows)
+
+            """)
+        try expectOutput(w, ["query", "Book", "--data", "data", "--properties", "count(),sum(year),avg(year)"], """
+            count()  sum(year)           avg(year)
+                  3       5914  1971.3333333333333
+            (1 row)
+
+            """)
+        try expectOutput(w, ["query", "Book", "--data", "data", "--group-by", "inPrint"], """
+            inPrint
+            false
+            true
+            (2 rows)
+
+            """)
+        let ungrouped = try w.keelctl("query", "Book", "--data", "data", "--group-by", "author.name", "--properties", "title")
+        #expect(ungrouped.status == 1 && ungrouped.stderr.contains("\"title\" is neither a \"groupBy\" key nor an aggregate"), "\(ungrouped)")
         try expectOutput(w, ["export", "--data", "data"], """
             {"$id":"Author/1","$entity":"Author","name":"Ursula K. Le Guin","born":1929,"books":["Book/1","Book/2"]}
             {"$id":"Author/2","$entity":"Author","name":"Italo Calvino","born":1923,"books":["Book/3"]}

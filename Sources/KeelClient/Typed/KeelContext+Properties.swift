@@ -5,16 +5,30 @@
 // "dictionaries"` and `properties`: the context makes no object, so a list of names costs the
 // names. The keys are the entity's attributes and relationships (inherited ones included) and key
 // paths through to-ones ending at an attribute or a to-one (`Employee.department.name`, read from
-// the related object as the context sees it; null when a to-one on the way is unset).
+// the related object as the context sees it; null when a to-one on the way is unset). With
+// `groupedBy:` and aggregates among the keys (KeelAggregate.swift), one row per group.
 
 public import Collections
 
 /// An attribute or relationship whose value a properties fetch returns.
 public protocol ProjectableKey<Root>: Sendable {
     associatedtype Root: KeelObject
-    /// The name given in `properties` (a key path's components joined by dots).
+    /// The name given in `properties` (a key path's components joined by dots), and the row's key.
     var propertyName: String { get }
+    /// The item of `properties` (the name; an aggregate's object).
+    var propertyJSON: JSON { get }
 }
+
+extension ProjectableKey {
+    public var propertyJSON: JSON { .string(propertyName) }
+}
+
+/// A key whose values can make groups (`groupedBy:`): an attribute or a to-one, or a key path
+/// through to-ones to one.
+public protocol GroupableKey<Root>: ProjectableKey {}
+
+extension AttributeKey: GroupableKey {}
+extension ToOneKey: GroupableKey {}
 
 // The names the keys already give sorts and `include`: a key path's components joined by dots.
 extension AttributeKey: ProjectableKey {
@@ -72,7 +86,7 @@ public struct KeelProperties<Entity: KeelObject>: Sendable {
         }
     }
 
-    private func value(_ name: String) throws(KeelError) -> JSON {
+    func value(_ name: String) throws(KeelError) -> JSON {
         guard let json = values[name] else {
             throw KeelError(.badRequest, "\(owner(name)) was not fetched: the fetch asked for \(values.keys.joined(separator: ", "))")
         }
@@ -87,25 +101,32 @@ extension KeelContext {
     /// `KeelProperties` per object, streamed. At least one property; `BAD_REQUEST` otherwise.
     /// `distinct`: each distinct set of values once (Core Data's `returnsDistinctResults`), the
     /// first in the fetch's order; `offset` and `limit` then count distinct rows.
+    /// `groupedBy` (Core Data's `propertiesToGroupBy`): one row per group of equal values of these
+    /// keys, with the aggregates among `properties` computed over it (without `groupedBy`,
+    /// aggregates make one row over every object fetched); the other `properties` must be among
+    /// `groupedBy`, sorts name `groupedBy` keys or aggregates, and `offset`/`limit` count groups.
     public func fetchProperties<E: KeelObject>(
-        _ type: E.Type, _ properties: any ProjectableKey<E>..., where predicate: TypedPredicate<E>? = nil,
-        sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0, includesSubentities: Bool = true,
-        distinct: Bool = false
+        _ type: E.Type, _ properties: any ProjectableKey<E>..., groupedBy: [any GroupableKey<E>] = [],
+        where predicate: TypedPredicate<E>? = nil, sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0,
+        includesSubentities: Bool = true, distinct: Bool = false
     ) -> FetchResults<KeelProperties<E>> {
         fetchProperties(
             properties,
             of: KeelFetchRequest(
                 type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities),
-            distinct: distinct)
+            groupedBy: groupedBy, distinct: distinct)
     }
 
-    /// A request's objects, `properties` of each (each distinct set once with `distinct`).
+    /// A request's objects, `properties` of each (each distinct set once with `distinct`; one row
+    /// per group with `groupedBy`).
     public func fetchProperties<E: KeelObject>(
-        _ properties: [any ProjectableKey<E>], of request: KeelFetchRequest<E>, distinct: Bool = false
+        _ properties: [any ProjectableKey<E>], of request: KeelFetchRequest<E>, groupedBy: [any GroupableKey<E>] = [],
+        distinct: Bool = false
     ) -> FetchResults<KeelProperties<E>> {
         var json = request.json(result: "dictionaries")
         if case .object(var members) = json {
-            members["properties"] = .array(properties.map { .string($0.propertyName) })
+            members["properties"] = .array(properties.map(\.propertyJSON))
+            if !groupedBy.isEmpty { members["groupBy"] = .array(groupedBy.map { .string($0.propertyName) }) }
             if distinct { members["distinct"] = true }
             json = .object(members)
         }

@@ -19,6 +19,12 @@ struct Query: AsyncParsableCommand {
             relationships (--properties name,department.name) or --distinct fetch only those values \
             (FETCH's result "dictionaries"): the columns are the properties alone, without $id, and \
             --distinct shows each distinct row once.
+
+            Groups and aggregates: --group-by department.name --properties \
+            'department.name,count(),sum(salary),avg(age)' shows one row per department; an aggregate \
+            is count(), count(KEY), sum(KEY), avg(KEY), min(KEY) or max(KEY), its column named as \
+            written, and --sort takes it too (--sort 'sum(salary):desc'). Aggregates without \
+            --group-by give one row over every object fetched.
             """)
 
     @OptionGroup var location: Location
@@ -46,6 +52,9 @@ struct Query: AsyncParsableCommand {
 
     @Flag(help: "Leave out objects of sub-entities.")
     var noSubentities = false
+
+    @Option(help: ArgumentHelp("One row per group of these keys' values, comma-separated (FETCH's groupBy).", valueName: "keys"))
+    var groupBy: String?
 
     @Flag(help: "Each distinct row of --properties once (FETCH's distinct; needs --properties).")
     var distinct = false
@@ -79,17 +88,37 @@ struct Query: AsyncParsableCommand {
         if let limit { members.append(("limit", .int(Int64(limit)))) }
         if let offset { members.append(("offset", .int(Int64(offset)))) }
         if noSubentities { members.append(("includeSubentities", false)) }
-        if let names = columnsAsked { members.append(("properties", .array(names.map(JSON.string)))) }
+        if let names = columnsAsked { members.append(("properties", .array(names.map { Self.aggregate($0) ?? .string($0) }))) }
+        if let keys = groupKeys { members.append(("groupBy", .array(keys.map(JSON.string)))) }
         if valuesOnly { members.append(("result", "dictionaries")) }
         if distinct { members.append(("distinct", true)) }
         return .object(.init(members, uniquingKeysWith: { a, _ in a }))
     }
 
-    /// Only the properties' values (FETCH's `dictionaries`): asked for by a key path or --distinct.
-    private var valuesOnly: Bool { distinct || (columnsAsked ?? []).contains { $0.contains(".") } }
+    /// Only the properties' values (FETCH's `dictionaries`): asked for by a key path, an
+    /// aggregate, --group-by or --distinct.
+    private var valuesOnly: Bool {
+        distinct || groupKeys != nil || (columnsAsked ?? []).contains { $0.contains(".") || Self.aggregate($0) != nil }
+    }
 
-    private var columnsAsked: [String]? {
-        properties.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+    private var columnsAsked: [String]? { properties.map(Self.list) }
+
+    private var groupKeys: [String]? { groupBy.map(Self.list) }
+
+    static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// `sum(salary)` → the aggregate `{"name":"sum(salary)","function":"sum","key":"salary"}`
+    /// (`count()` counts objects); nil for a property name.
+    static func aggregate(_ text: String) -> JSON? {
+        guard text.hasSuffix(")"), let open = text.firstIndex(of: "(") else { return nil }
+        let function = String(text[..<open])
+        guard FetchAggregate.Function.allCases.map(\.rawValue).contains(function) || function == "average" else { return nil }
+        let key = text[text.index(after: open)..<text.index(before: text.endIndex)].trimmingCharacters(in: .whitespaces)
+        var members: [(String, JSON)] = [("name", .string(text)), ("function", .string(function))]
+        if !key.isEmpty { members.append(("key", .string(key))) }
+        return .object(.init(members, uniquingKeysWith: { a, _ in a }))
     }
 
     func run() async throws {
@@ -104,7 +133,7 @@ struct Query: AsyncParsableCommand {
         }
         if asJSON { return }
         let all = rows.withLock { $0 }
-        let columns = (valuesOnly ? [] : ["$id"]) + (columnsAsked ?? Self.columns(of: entity, in: model))
+        let columns = (valuesOnly ? [] : ["$id"]) + (columnsAsked ?? groupKeys ?? Self.columns(of: entity, in: model))
         let cells = all.map { row in columns.map { Self.cell(row[$0]) } }
         print(Output.table(columns, cells))
         let noun = valuesOnly ? "row" : "object"

@@ -198,6 +198,47 @@ struct TypedFetchTests {
         }
     }
 
+    @Test("grouped fetchProperties: aggregates typed by their key, sorted by an aggregate, offset/limit over groups, one row without groupedBy", arguments: BackendKind.allCases)
+    func groups(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            let seed = try await CompanySeed.insert(into: context)
+            let headcount = KeelAggregate.count(of: Employee.self, as: "headcount")
+            let payroll = Employee.salary.sum(as: "payroll")
+            let meanAge = Employee.age.average(as: "meanAge")
+            let youngest = Employee.age.min(as: "youngest")
+            let rows = try await context.fetchProperties(
+                Employee.self, Employee.department.name, headcount, payroll, meanAge, youngest, groupedBy: [Employee.department.name],
+                sortedBy: .descending(payroll)
+            ).collect()
+            #expect(try rows.map { try $0[Employee.department.name] } == ["Development", "Sales", "Design", "HR"])
+            #expect(try rows.map { try $0[headcount] } == [2, 2, 1, 1])
+            #expect(try rows.map { try $0[payroll] } == ["11400.25", "11300.5", "4800", "3900"].map { Decimal(string: $0)! })
+            #expect(try rows.map { try $0[meanAge] } == [36.5, 43.0, 31.0, 29.0])
+            #expect(try rows.map { try $0[youngest] } == [28, 34, 31, 29] as [Int16?])
+            #expect(rows.first.map { Array($0.values.keys) } == ["department.name", "headcount", "payroll", "meanAge", "youngest"])
+            // By a to-one: the department's ID; offset and limit count groups.
+            let page = try await context.fetchProperties(
+                Employee.self, Employee.department, headcount, groupedBy: [Employee.department], where: Employee.age > 30,
+                sortedBy: .descending(headcount), limit: 1
+            ).collect()
+            #expect(try page.map { try $0[Employee.department] } == [seed.departments["Sales"]])
+            #expect(try page.map { try $0[headcount] } == [2])
+            // Without groupedBy: one row over every object fetched.
+            let oldest = Employee.age.max(as: "oldest")
+            let all = try await context.fetchProperties(Employee.self, headcount, oldest, where: Employee.age > 30).collect()
+            #expect(all.count == 1)
+            #expect(try all.first?[headcount] == 4 && all.first?[oldest] == 52)
+            // A property that is neither grouped nor aggregated is refused.
+            do throws(KeelError) {
+                _ = try await context.fetchProperties(Employee.self, Employee.name, headcount, groupedBy: [Employee.department.name]).collect()
+                Issue.record("an ungrouped property was fetched with groups")
+            } catch {
+                #expect(error.code == .badRequest, "\(error)")
+            }
+        }
+    }
+
     @Test("count and explain take the fetch's arguments", arguments: BackendKind.allCases)
     func countAndExplain(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in
