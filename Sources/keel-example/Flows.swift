@@ -109,6 +109,18 @@ struct Flows {
         ).collect()
         print("Where employees over 30 work (only department.name, distinct): "
               + (try places.map { try $0[Employee.department.name] ?? "(no department)" }).joined(separator: ", "))
+        // Core Data's propertiesToGroupBy with expression descriptions: one row per department.
+        let headcount = KeelAggregate.count(of: Employee.self, as: "headcount")
+        let payroll = Employee.salary.sum(as: "payroll")
+        let oldest = Employee.age.max(as: "oldest")
+        print("Payroll by department (grouped by department.name: count, sum of salary, max of age):")
+        for try await row in context.fetchProperties(
+            Employee.self, Employee.department.name, headcount, payroll, oldest, groupedBy: [Employee.department.name],
+            where: Employee.company == imported.company, sortedBy: .descending(payroll))
+        {
+            let name = try row[Employee.department.name] ?? "(no department)"
+            print("  \(pad(name, 16)) \(try row[headcount] ?? 0)  \(pad("\(try row[payroll] ?? 0)", 9)) oldest \(try row[oldest].map(String.init) ?? "-")")
+        }
         let seoul = try await context.count(
             Employee.self, where: Employee.company == imported.company && Employee.address.equals("seoul", .caseInsensitive))
         print("Employees living in Seoul: \(seoul)")
