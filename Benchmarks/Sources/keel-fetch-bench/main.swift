@@ -101,6 +101,10 @@ let range = try sqlite.prepare("SELECT * FROM employee WHERE name >= ? ORDER BY 
 let counting = try sqlite.prepare("SELECT count(*) FROM employee WHERE department = ? AND salary > ?")
 let join = try sqlite.prepare("SELECT e.* FROM employee e JOIN department d ON d.id = e.department WHERE d.name = ?")
 let contains = try sqlite.prepare("SELECT * FROM employee WHERE name LIKE '%kalo%'")
+let grouped = try sqlite.prepare("SELECT department, count(*), max(salary) FROM employee GROUP BY department")
+let groupedByName = try sqlite.prepare(
+    "SELECT d.name, count(*), sum(e.salary) FROM employee e JOIN department d ON d.id = e.department GROUP BY d.name")
+let groupedScan = try sqlite.prepare("SELECT isManager, count(*), avg(age) FROM employee WHERE salary > ? GROUP BY isManager")
 
 /// `counting` for department `i` and salaries above `salary`.
 @MainActor func sqliteCount(_ i: Int, salaryAbove salary: Double) throws -> Int {
@@ -145,6 +149,20 @@ let countQuery = try KeelQuery(FetchRequest(entity: "Employee", predicate: "depa
 let byDepartmentName = try KeelQuery(FetchRequest(entity: "Employee", predicate: "department.name == %@", args: ["x"]))
 let emptyCount = try KeelQuery(FetchRequest(entity: "Employee", predicate: "department == %@ AND salary > 10000000", args: [dept(0)]))
 
+/// A grouped fetch of employees (FETCH's `groupBy` with aggregates).
+func groupRequest(_ keys: [String], _ aggregates: [FetchAggregate], predicate: String? = nil, args: [JSON] = []) -> FetchRequest {
+    var request = FetchRequest(entity: "Employee", predicate: predicate, args: args, result: .dictionaries, properties: keys + aggregates.map(\.name))
+    request.groupBy = keys
+    request.aggregates = aggregates
+    return request
+}
+let byDepartment = groupRequest(["department"], [FetchAggregate(name: "n", function: .count), FetchAggregate(name: "top", function: .max, key: "salary")])
+let byDepartmentNameGroups = groupRequest(
+    ["department.name"], [FetchAggregate(name: "n", function: .count), FetchAggregate(name: "payroll", function: .sum, key: "salary")])
+let byManagerFlag = try KeelQuery(groupRequest(
+    ["isManager"], [FetchAggregate(name: "n", function: .count), FetchAggregate(name: "age", function: .avg, key: "age")],
+    predicate: "salary > %@", args: [15000]))
+
 let workloads: [Workload] = [
     Workload(name: "indexed equality: name == ?", queries: queriesOverride ?? 500,
         keel: { i in try byName.rows([.string(someName(i))]) },
@@ -167,6 +185,15 @@ let workloads: [Workload] = [
     Workload(name: "fixed cost: count over an empty range", queries: queriesOverride ?? 500,
         keel: { i in try emptyCount.count([dept(i)]) },
         sqlite: { i in try sqliteCount(i, salaryAbove: 10_000_000) }, onlyWhenAsked: true),
+    Workload(name: "group by department: count, max(salary)", queries: queriesOverride ?? 3,
+        keel: { _ in try keel.rows(context, byDepartment) },
+        sqlite: { _ in try sqlite.rows(grouped) { _ in } }),
+    Workload(name: "group by department.name: count, sum(salary)", queries: queriesOverride ?? 3,
+        keel: { _ in try keel.rows(context, byDepartmentNameGroups) },
+        sqlite: { _ in try sqlite.rows(groupedByName) { _ in } }),
+    Workload(name: "group by isManager where salary > ?: count, avg(age)", queries: queriesOverride ?? 3,
+        keel: { i in try byManagerFlag.rows([.int(Int64(15000 + i % 3))]) },
+        sqlite: { i in try sqlite.rows(groupedScan) { sqlite3_bind_double($0, 1, Double(15000 + i % 3)) } }),
 ]
 
 /// The calling thread's CPU time.

@@ -14,12 +14,23 @@ extension ObjectContext {
         if prepared.result == .count {
             builder.counted = try count(prepared, graph)
         } else {
-            _ = try run(prepared, graph) { (fetched) throws(KeelError) -> Bool in
-                builder.add(fetched)
-                return true
+            let executor = FetchExecutor(graph: graph, plan: try prepared.plan(in: graph, explaining: false), ordering: nil)
+            // A scan aggregates inside the engine reads on the fields it needs; anything else reads
+            // the matching objects as a fetch does.
+            var visited = false
+            if grouping.aggregatesReadTheRow {
+                visited = try executor.visit(decoding: grouping.wanted(fieldCount: prepared.entity.properties.count)) {
+                    (row) throws(KeelError) in try builder.add(row, graph: nil)
+                }
+            }
+            if !visited {
+                try executor.run { (row) throws(KeelError) -> Bool in
+                    try builder.add(row, graph: graph)
+                    return true
+                }
             }
         }
-        var groups = builder.finish()
+        var groups = try builder.finish(graph)
         Self.sort(&groups, grouping)
         for group in groups {
             guard try window.offer(group.row(grouping), row) else { break }
@@ -29,7 +40,7 @@ extension ObjectContext {
 
     /// One group: its `groupBy` values, one accumulator per aggregate, and its first object.
     struct Group {
-        let keys: [Value]
+        var keys: [Value]
         var accumulators: [AggregateAccumulator]
         let first: ObjectID
 
@@ -102,49 +113,115 @@ extension ObjectContext {
     }
 }
 
-/// The groups of a grouped fetch's source rows, in the order each was first met.
+/// The groups of a grouped fetch's objects. While the objects are read, a `groupBy` key path is
+/// grouped by its first to-one's target (`department`, for `department.name`), so that no object
+/// is read on the way per row; `finish` follows each path once per group and merges the groups
+/// that meet at one value (two departments of one name).
 struct GroupBuilder {
     typealias Group = ObjectContext.Group
     let grouping: FetchGrouping
     private let fresh: [AggregateAccumulator]
-    private var groups: [Group] = []
-    private var index: [[Value]: Int] = [:]
+    /// Per row, only plain numbers are read from `grouping` (not its structs, which a read copies).
+    private let firstFields: [Int]
+    /// Per aggregate: the input it reads (-1: a count of objects), and whether that is a key path.
+    private let aggregateInputs: [Int]
+    private let aggregatePaths: [Bool]
+    /// Each group's key and first object, and its accumulators (`fresh.count` a group, in order).
+    private var keys: [[Value]] = []
+    private var firsts: [ObjectID] = []
+    private var accumulators: [AggregateAccumulator] = []
+    /// Groups by their key: one value, or several.
+    private var byValue: [Value: Int] = [:]
+    private var byValues: [[Value]: Int] = [:]
     /// The count a source that is a COUNT gave (`FetchGrouping.countsOnly`).
     var counted: Int? = nil
 
     init(_ grouping: FetchGrouping) {
         self.grouping = grouping
         fresh = grouping.aggregates.map { AggregateAccumulator($0.spec.function) }
+        firstFields = grouping.inputs.map(\.firstField)
+        aggregateInputs = grouping.aggregates.map { $0.input ?? -1 }
+        aggregatePaths = grouping.aggregates.map { a in a.input.map { !grouping.inputs[$0].hops.isEmpty } ?? false }
     }
 
-    /// One row of the source (`dictionaries` of the groupBy keys, then the aggregates' keys).
-    mutating func add(_ fetched: FetchRow) {
-        let values = fetched.values
-        let keys = Array(values[..<grouping.keyCount])
+    /// One object of the fetch. `graph` reads the aggregates' key paths (nil: they read the row
+    /// alone, `FetchGrouping.aggregatesReadTheRow`).
+    mutating func add(_ row: StoredObject, graph: FetchGraph?) throws(KeelError) {
+        let values = row.values
         let g: Int
-        if let found = index[keys] {
-            g = found
-        } else {
-            g = groups.count
-            index[keys] = g
-            groups.append(Group(keys: keys, accumulators: fresh, first: fetched.id))
+        switch grouping.keyCount {
+        case 0:
+            if keys.isEmpty { open([], row.id) }
+            g = 0
+        case 1:
+            let f = firstFields[0]
+            let key = f < values.count ? values[f] : .null
+            if let found = byValue[key] {
+                g = found
+            } else {
+                g = keys.count
+                byValue[key] = g
+                open([key], row.id)
+            }
+        default:
+            let key = firstFields[..<grouping.keyCount].map { $0 < values.count ? values[$0] : .null }
+            if let found = byValues[key] {
+                g = found
+            } else {
+                g = keys.count
+                byValues[key] = g
+                open(key, row.id)
+            }
         }
-        for (a, aggregate) in grouping.aggregates.enumerated() {
+        let base = g * fresh.count
+        for a in 0..<fresh.count {
+            let input = aggregateInputs[a]
             // A count of objects counts every row: a value that is never null.
-            groups[g].accumulators[a].add(aggregate.input.map { values[$0] } ?? .bool(true))
+            var value = Value.bool(true)
+            if input >= 0 {
+                if let graph, aggregatePaths[a] {
+                    value = try grouping.inputs[input].value(from: values, graph: graph)
+                } else {
+                    let f = firstFields[input]
+                    value = f < values.count ? values[f] : .null
+                }
+            }
+            accumulators[base + a].add(value)
         }
     }
 
-    /// The groups. Aggregates without `groupBy` make one group even over no rows.
-    consuming func finish() -> [Group] {
-        if groups.isEmpty, grouping.keyCount == 0 {
+    private mutating func open(_ key: [Value], _ first: ObjectID) {
+        keys.append(key)
+        firsts.append(first)
+        accumulators.append(contentsOf: fresh)
+    }
+
+    /// The groups, their key paths followed. Aggregates without `groupBy` make one group even
+    /// over no objects.
+    consuming func finish(_ graph: FetchGraph) throws(KeelError) -> [Group] {
+        if keys.isEmpty, grouping.keyCount == 0 {
             var accumulators = fresh
             if let counted {
                 for a in accumulators.indices { accumulators[a].setCount(counted) }
             }
-            groups.append(Group(keys: [], accumulators: accumulators, first: ObjectID(entity: grouping.entity, number: .max)))
+            return [Group(keys: [], accumulators: accumulators, first: ObjectID(entity: grouping.entity, number: .max))]
         }
-        return groups
+        let n = fresh.count
+        let groups = keys.indices.map { g in Group(keys: keys[g], accumulators: Array(accumulators[g * n..<(g + 1) * n]), first: firsts[g]) }
+        let paths = (0..<grouping.keyCount).filter { !grouping.inputs[$0].hops.isEmpty }
+        guard !paths.isEmpty else { return groups }
+        var merged: [Group] = []
+        var index: [[Value]: Int] = [:]
+        for var group in groups {
+            for k in paths { group.keys[k] = try grouping.inputs[k].value(throughFirst: group.keys[k], graph: graph) }
+            if let found = index[group.keys] {
+                for a in group.accumulators.indices { merged[found].accumulators[a].merge(group.accumulators[a]) }
+            } else {
+                index[group.keys] = merged.count
+                merged.append(group)
+            }
+        }
+        return merged
     }
 }
 

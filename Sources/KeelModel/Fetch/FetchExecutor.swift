@@ -74,6 +74,43 @@ struct FetchExecutor {
         return min(max(n - plan.offset, 0), plan.limit ?? .max)
     }
 
+    /// Hands every matching row to `visit` with only the fields of `wanted` (and those the
+    /// predicate reads) decoded, inside the engine reads — `visit` must not read the state — in
+    /// no promised order, the context's pending rows included; no offset, limit or sort. Only
+    /// for a scan whose predicate reads nothing but the row: returns false (having visited
+    /// nothing) for any other plan, which the caller then runs through `run`.
+    func visit(decoding wanted: [Bool], _ visit: (StoredObject) throws(KeelError) -> Void) throws(KeelError) -> Bool {
+        guard case .scan = plan.access, plan.usesFastPaths, let snapshot = state.base?.objectSnapshot else { return false }
+        let fieldCount = state.model[plan.entity].properties.count
+        var mask = wanted
+        let predicate = plan.predicate
+        if let predicate {
+            guard let fields = predicate.rowFields(fieldCount: fieldCount) else { return false }
+            for (f, w) in fields.enumerated() where w {
+                if f < mask.count { mask[f] = true }
+            }
+        }
+        // Sub-entities have more fields than the fetched entity: the mask is sized for the widest.
+        let widest = family.map { state.model[$0].properties.count }.max() ?? mask.count
+        if mask.count < widest { mask += [Bool](repeating: false, count: widest - mask.count) }
+        let graph = graph
+        let touched = hasPendingRows
+        // The filtered scan's test runs inside the engine read on the partly decoded row: the
+        // row is visited there, and the test refuses it, so that no row is decoded whole or
+        // copied out. (No raw text filter: its rows skip the test.)
+        try snapshot.scan(
+            plan.entity, includeSubentities: plan.includeSubentities, decoding: mask,
+            where: { (row) throws(KeelError) -> Bool in
+                if touched, isTouched(row.id) { return false }
+                if let predicate, try !predicate.evaluate(row, in: graph) { return false }
+                try visit(row)
+                return false
+            }, raw: nil
+        ) { _ in true }
+        for pending in try pendingMatches(sorted: false) { try visit(pending.row) }
+        return true
+    }
+
     // MARK: Producing candidates
 
     /// Every matching row, in the access's order.

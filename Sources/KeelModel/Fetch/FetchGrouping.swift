@@ -123,9 +123,12 @@ public struct FetchAggregate: Sendable, Hashable {
 /// feeds the groups, and how a group becomes a row.
 struct FetchGrouping: Sendable {
     let entity: EntityID
-    /// The fetch whose rows are grouped: `dictionaries` of `inputs`, no sort, offset or limit.
+    /// The fetch whose objects are grouped (its entity, predicate and sub-entities; `ids`, or a
+    /// COUNT when `countsOnly`): prepared and planned as any fetch.
     let source: FetchRequest
-    /// How many of `source`'s properties are the `groupBy` keys (they come first, in order).
+    /// What is read of each object: the `groupBy` keys first, in order, then the aggregates' keys.
+    let inputs: [KeyPathProjection]
+    /// How many of `inputs` are the `groupBy` keys.
     let keyCount: Int
     let aggregates: [Aggregate]
     /// The row's names in order.
@@ -164,16 +167,14 @@ struct FetchGrouping: Sendable {
         if !request.include.isEmpty {
             throw KeelError(.badRequest, "\"include\" cannot be used with \"groupBy\" or aggregates: a group's row embeds no objects")
         }
-        var inputs: [String] = []
-        var properties: [Property] = []
+        var inputs: [KeyPathProjection] = []
         func input(_ name: String, _ path: KeyPathProjection) -> Int {
-            if let i = inputs.firstIndex(of: name) { return i }
-            inputs.append(name)
-            properties.append(path.property)
+            if let i = inputs.firstIndex(where: { $0.name == name }) { return i }
+            inputs.append(path)
             return inputs.count - 1
         }
         for name in request.groupBy {
-            guard !inputs.contains(name) else { throw KeelError(.badRequest, "\"groupBy\" names \"\(name)\" twice") }
+            guard !inputs.contains(where: { $0.name == name }) else { throw KeelError(.badRequest, "\"groupBy\" names \"\(name)\" twice") }
             _ = input(name, try KeyPathProjection(name, from: entity, in: model))
         }
         keyCount = inputs.count
@@ -205,7 +206,7 @@ struct FetchGrouping: Sendable {
             if let a = aggregates.firstIndex(where: { $0.spec.name == name }) {
                 columns.append(.aggregate(a))
             } else if let k = request.groupBy.firstIndex(of: name) {
-                columns.append(.key(k, name: name, properties[k]))
+                columns.append(.key(k, name: name, inputs[k].property))
             } else {
                 _ = try KeyPathProjection(name, from: entity, in: model)  // an unknown name is NO_SUCH_PROPERTY first
                 throw KeelError(
@@ -223,7 +224,7 @@ struct FetchGrouping: Sendable {
             if let a = aggregates.firstIndex(where: { $0.spec.name == descriptor.key }) {
                 by = .aggregate(a)
             } else if let k = request.groupBy.firstIndex(of: descriptor.key) {
-                by = .key(k, name: descriptor.key, properties[k])  // shown in the row or not
+                by = .key(k, name: descriptor.key, inputs[k].property)  // shown in the row or not
             } else {
                 throw KeelError(
                     .badRequest,
@@ -233,13 +234,25 @@ struct FetchGrouping: Sendable {
             ordering.append(SortKey(by: by, ascending: descriptor.ascending, caseInsensitive: descriptor.caseInsensitive))
         }
         self.ordering = ordering
+        self.inputs = inputs
         countsOnly = request.groupBy.isEmpty && aggregates.allSatisfy { $0.spec.function == .count && $0.input == nil }
-        var source = FetchRequest(
+        source = FetchRequest(
             entity: request.entity, predicate: request.predicate, args: request.args, vars: request.vars,
-            includeSubentities: request.includeSubentities, result: countsOnly ? .count : .dictionaries, properties: inputs,
-            usesIndexes: request.usesIndexes)
-        source.distinct = false
-        self.source = source
+            includeSubentities: request.includeSubentities, result: countsOnly ? .count : .ids, usesIndexes: request.usesIndexes)
+    }
+
+    /// Whether every aggregate reads a field of the object itself (no key path): then the objects
+    /// can be aggregated inside the engine reads on partly decoded rows (FetchExecutor.visit),
+    /// the `groupBy` key paths followed once per group afterwards.
+    var aggregatesReadTheRow: Bool {
+        aggregates.allSatisfy { a in a.input.map { inputs[$0].hops.isEmpty } ?? true }
+    }
+
+    /// The fields of the fetched object the inputs start with (a key path's first to-one).
+    func wanted(fieldCount: Int) -> [Bool] {
+        var mask = [Bool](repeating: false, count: fieldCount)
+        for input in inputs where input.firstField < fieldCount { mask[input.firstField] = true }
+        return mask
     }
 
     /// Whether `function` applies to values of `property`.
@@ -293,6 +306,13 @@ struct AggregateAccumulator: Sendable {
             let order = Value.sortCompare(value, best)
             if function == .min ? order == .orderedAscending : order == .orderedDescending { best = value }
         }
+    }
+
+    /// Adds what `other` (of the same function) took: two groups found to be one.
+    mutating func merge(_ other: AggregateAccumulator) {
+        count += other.count
+        sum.merge(other.sum)
+        if function == .min || function == .max { add(other.best) }
     }
 
     /// The count of a `count` of objects without reading a row (a COUNT's answer).

@@ -217,11 +217,27 @@ struct KeyPathProjection: Sendable {
 
     /// The value at the end of the path from `object`, as `graph` reads the objects on the way.
     func value(from object: ManagedObject, graph: FetchGraph) throws(KeelError) -> Value {
-        var values = object.values
-        for hop in hops {
-            guard hop < values.count, case .object(let id) = values[hop], let next = try graph.object(id) else { return .null }
-            values = next.values
+        try value(from: object.values, graph: graph)
+    }
+
+    /// The value at the end of the path from an object of these values.
+    func value(from values: [Value], graph: FetchGraph) throws(KeelError) -> Value {
+        let first = firstField < values.count ? values[firstField] : .null
+        return hops.isEmpty ? first : try value(throughFirst: first, graph: graph)
+    }
+
+    /// The field of the fetched object the path starts with: its first to-one, or the field itself.
+    var firstField: Int { hops.first ?? field }
+
+    /// The value at the end of the path, given the value of `firstField` (a grouped fetch groups
+    /// by that first, and follows the path once per group).
+    func value(throughFirst first: Value, graph: FetchGraph) throws(KeelError) -> Value {
+        guard !hops.isEmpty else { return first }
+        guard case .object(let id) = first, var object = try graph.object(id) else { return .null }
+        for hop in hops.dropFirst() {
+            guard hop < object.values.count, case .object(let next) = object.values[hop], let found = try graph.object(next) else { return .null }
+            object = found
         }
-        return field < values.count ? values[field] : .null
+        return field < object.values.count ? object.values[field] : .null
     }
 }

@@ -184,6 +184,17 @@ struct NumberSum {
         count += 1
     }
 
+    /// Adds another running sum's numbers.
+    mutating func merge(_ other: NumberSum) {
+        add(.int(other.integer))
+        count -= 1  // the int part above is not a number of its own
+        decimal += other.decimal
+        double += other.double
+        hasDecimal = hasDecimal || other.hasDecimal
+        hasDouble = hasDouble || other.hasDouble
+        count += other.count
+    }
+
     var total: Value {
         if hasDouble { return .double(double + Double(integer) + NSDecimalNumber(decimal: decimal).doubleValue) }
         if hasDecimal { return .decimal(decimal + Decimal(integer)) }

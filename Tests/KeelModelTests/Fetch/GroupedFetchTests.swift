@@ -128,6 +128,34 @@ struct GroupedFetchTests {
         #expect(try c.explain(prepared, args: [40]).contains("group by department.name (n = count): in memory"))
     }
 
+    @Test("a key path groups by the value it ends at: two departments of one name are one group, every aggregate merged; several keys")
+    func keyPathGroupsMerge() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        // A second "Sales" (pending), with one employee: Sales now has Alice, bob and Kim.
+        let acme = try #require(try c.fetch(FetchRequest(entity: "Company", result: .ids)).first?.id)
+        let sales2 = try c.insert(entity: "Department", values: ["name": "Sales", "companies": [.string(acme.text(in: data.model))]])
+        _ = try c.insert(entity: "Employee", values: ["name": "Kim", "age": 61, "salary": "10.25", "department": .string(sales2.text(in: data.model))])
+        for predicate in [nil, "name != 'nobody'", "department.code != 99"] as [String?] {  // a scan, a filtered scan, objects read
+            let request = try Self.request(Self.byDepartment) { $0.predicate = predicate }
+            let rows = try Self.rows(c, request, data.model)
+            #expect(rows.map { $0["department.name"] } == [.null, "Design", "Dev", "Sales"], "\(predicate ?? "")")
+            #expect(rows.last == ["department.name": "Sales", "n": 3, "payroll": "9310.25", "ages": 3, "avgAge": 38.666666666666664, "first": "Alice", "oldest": 61], "\(predicate ?? ""): \(rows)")
+        }
+        // By the department object, the two are apart.
+        let byObject = try Self.request(["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "properties": [["name": "n", "function": "count"]]])
+        #expect(try Self.rows(c, byObject, data.model).map { $0["n"] } == [1, 2, 2, 1, 1])
+        // Two keys: department name and whether the age is known; sorted by both.
+        let two = try Self.request([
+            "entity": "Employee", "result": "dictionaries", "groupBy": ["department.name", "age"], "predicate": "department.name IN {'Design', 'Sales'}",
+            "properties": ["department.name", "age", ["name": "n", "function": "count"]], "sort": ["department.name", ["key": "age", "ascending": false]],
+        ])
+        #expect(try Self.rows(c, two, data.model) == [
+            ["department.name": "Design", "age": 41, "n": 1], ["department.name": "Design", "age": nil, "n": 1],
+            ["department.name": "Sales", "age": 61, "n": 1], ["department.name": "Sales", "age": 30, "n": 1], ["department.name": "Sales", "age": 25, "n": 1],
+        ])
+    }
+
     @Test("a result longer than the first read is grouped whole")
     func longerThanFirstRead() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
