@@ -14,11 +14,16 @@ extension ObjectContext {
         if prepared.result == .count {
             builder.counted = try count(prepared, graph)
         } else {
-            let executor = FetchExecutor(graph: graph, plan: try prepared.plan(in: graph, explaining: false), ordering: nil)
-            // A scan aggregates inside the engine reads on the fields it needs; anything else reads
-            // the matching objects as a fetch does.
+            let plan = try prepared.plan(in: graph, explaining: false)
             var visited = false
-            if grouping.aggregatesReadTheRow {
+            // From an index's keys when one holds everything asked (no object read); else a scan
+            // aggregates inside the engine reads on the fields it needs; anything else reads the
+            // matching objects as a fetch does.
+            if let aggregation = IndexAggregation(grouping, plan: plan, state: graph.state), let reading = graph.state.base?.indexReading {
+                visited = try aggregation.run(reading, into: &builder)
+            }
+            let executor = FetchExecutor(graph: graph, plan: plan, ordering: nil)
+            if !visited, grouping.aggregatesReadTheRow {
                 visited = try executor.visit(decoding: grouping.wanted(fieldCount: prepared.entity.properties.count)) {
                     (row) throws(KeelError) in try builder.add(row, graph: nil)
                 }
@@ -109,6 +114,9 @@ extension ObjectContext {
         plan.inMemory = FetchPlan.InMemorySteps(
             grouping: words, sort: request.sort.isEmpty ? nil : FetchPlan.text(of: request.sort), distinct: request.distinct,
             offset: request.offset, limit: request.limit)
+        if !grouping.countsOnly, let aggregation = IndexAggregation(grouping, plan: plan, state: state) {
+            plan.inMemory?.keysOf = aggregation.index
+        }
         return plan
     }
 }
@@ -188,6 +196,16 @@ struct GroupBuilder {
             }
             accumulators[base + a].add(value)
         }
+    }
+
+    /// Accumulators for a new group, one per aggregate.
+    var freshAccumulators: [AggregateAccumulator] { fresh }
+
+    /// A whole group read elsewhere (IndexAggregation: a run of keys), of a key no other group has.
+    mutating func append(keys key: [Value], accumulators group: [AggregateAccumulator], first: ObjectID) {
+        keys.append(key)
+        firsts.append(first)
+        accumulators.append(contentsOf: group)
     }
 
     private mutating func open(_ key: [Value], _ first: ObjectID) {

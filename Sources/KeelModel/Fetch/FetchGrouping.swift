@@ -281,7 +281,7 @@ struct FetchGrouping: Sendable {
 
 /// One aggregate's running value over a group's rows.
 struct AggregateAccumulator: Sendable {
-    private let function: FetchAggregate.Function
+    let function: FetchAggregate.Function
     private var count = 0
     private var sum = NumberSum()
     private var best: Value = .null
@@ -306,6 +306,11 @@ struct AggregateAccumulator: Sendable {
             let order = Value.sortCompare(value, best)
             if function == .min ? order == .orderedAscending : order == .orderedDescending { best = value }
         }
+    }
+
+    /// Adds the decimal `value` × 10^`scale` to a sum or an average (a number key's parts).
+    mutating func addDecimal(_ value: Int64, scale: Int) {
+        sum.addDecimal(value, scale: scale)
     }
 
     /// Adds what `other` (of the same function) took: two groups found to be one.

@@ -119,6 +119,8 @@ public struct FetchPlan: Sendable {
         public var distinct: Bool
         public let offset: Int
         public let limit: Int?
+        /// The index whose keys a grouped fetch reads instead of the objects (IndexAggregation).
+        public var keysOf: Index? = nil
     }
     /// False for a request with `usesIndexes = false`: the plainest path everywhere (a scan
     /// through the overlay evaluating whole rows), the baseline tests compare against.
@@ -139,6 +141,10 @@ public struct FetchPlan: Sendable {
         case .scan: parts.append("SCAN \(name)\(family)")
         case .index(let a): parts.append(a.text(in: model) + (reverse ? " backwards" : ""))
         case .union(let accesses): parts.append("UNION OF " + accesses.map { $0.text(in: model) }.joined(separator: " | "))
+        }
+        if let index = inMemory?.keysOf {
+            // Read from an index's keys, no object: the access says which.
+            if case .index = access { parts[0] += ", keys only" } else { parts[0] = "INDEX \(index.name) (all entries), keys only" }
         }
         if let residual { parts.append("filter: \(residual.source.description)") }
         if let ordering, !ordering.keys.isEmpty {

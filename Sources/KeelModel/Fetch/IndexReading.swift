@@ -22,6 +22,14 @@ public protocol IndexReading {
         _ index: Index, ranges: [KeyRange], family: Set<EntityID>, _ body: (ObjectID) throws(KeelError) -> Bool
     ) throws(KeelError)
 
+    /// The keys of a non-unique `index` in `ranges` of the entities in `family` (each the value
+    /// keys, then the object key), in key order, handed to `body` in place inside one engine
+    /// read — `body` must not read the state; it returns false to stop. Nil when this reader
+    /// cannot (the caller reads the objects instead).
+    func indexKeys(
+        _ index: Index, ranges: [KeyRange], family: Set<EntityID>, _ body: (UnsafeRawBufferPointer) throws(KeelError) -> Bool
+    ) throws(KeelError) -> Bool
+
     /// How many entries of `family` the ranges hold, counting no further than `cap`.
     func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int
 
@@ -33,6 +41,12 @@ public protocol IndexReading {
 }
 
 extension IndexReading {
+    public func indexKeys(
+        _ index: Index, ranges: [KeyRange], family: Set<EntityID>, _ body: (UnsafeRawBufferPointer) throws(KeelError) -> Bool
+    ) throws(KeelError) -> Bool {
+        false
+    }
+
     public func indexCount(_ index: Index, ranges: [KeyRange], family: Set<EntityID>, cap: Int) throws(KeelError) -> Int {
         var n = 0
         try indexIDs(index, ranges: ranges, family: family) { _ in

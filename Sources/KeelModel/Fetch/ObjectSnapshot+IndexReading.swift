@@ -134,6 +134,44 @@ extension ObjectSnapshot: IndexReading {
         }
     }
 
+    public func indexKeys(
+        _ index: Index, ranges: [KeyRange], family: Set<EntityID>, _ body: (UnsafeRawBufferPointer) throws(KeelError) -> Bool
+    ) throws(KeelError) -> Bool {
+        try checkEntity(index.declaredIn)
+        guard !index.isUnique else { return false }
+        let everyKey = model.entities[index.declaredIn.index].familySet.isSubset(of: family)
+        let keeps = Self.familyMask(everyKey ? [] : family)
+        try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) in
+            guard let tree = try self.tree(txn, layout.indexTree(index)) else { return }
+            var failure: KeelError?
+            try engine { () throws(StorageError) in
+                var cursor = try tree.cursor()
+                for range in ranges {
+                    guard try cursor.seek(to: range.lower) else { continue }
+                    var stopped = false
+                    // One walk over the leaves (Cursor.walk): each key handed on in place.
+                    try cursor.walk { k, _ -> Bool in
+                        guard range.isBelowUpper(k) else { return false }
+                        if !everyKey {
+                            let at = k.count - KeyEncoding.objectKeySize
+                            guard at >= 0, keeps.contains(Int(UInt16(k[at]) << 8 | UInt16(k[at + 1]))) else { return true }
+                        }
+                        do throws(KeelError) {
+                            if try body(k) { return true }
+                        } catch {
+                            failure = error
+                        }
+                        stopped = true
+                        return false
+                    }
+                    if stopped { return }
+                }
+            }
+            if let failure { throw failure }
+        }
+        return true
+    }
+
     public func treeSize(of index: Index) throws(KeelError) -> Int {
         try checkEntity(index.declaredIn)
         return try read(store: layout.storeOf[index.declaredIn.index]) { (txn) throws(KeelError) -> Int in

@@ -158,6 +158,10 @@ extension PredicateEvaluator {
 struct NumberSum {
     private var integer: Int64 = 0
     private var decimal = Decimal(0)
+    /// Decimals given as whole numbers and a power of ten (`addDecimal(_:scale:)`), summed as
+    /// `scaled` × 10^`scale` while that fits: Foundation's Decimal addition costs far more.
+    private var scaled: Int64 = 0
+    private var scale = 0
     private var double = 0.0
     private var hasDecimal = false
     private var hasDouble = false
@@ -184,10 +188,44 @@ struct NumberSum {
         count += 1
     }
 
+    /// Adds the decimal `value` × 10^`scale` (a number key's parts: IndexAggregation).
+    mutating func addDecimal(_ value: Int64, scale: Int) {
+        count += 1
+        hasDecimal = true
+        if addScaled(value, scale) { return }
+        decimal += Decimal(sign: value < 0 ? .minus : .plus, exponent: scale, significand: Decimal(value.magnitude))
+    }
+
+    /// `scaled` += value × 10^scale when it fits in an Int64 at the smaller of the two scales.
+    private mutating func addScaled(_ value: Int64, _ scale: Int) -> Bool {
+        if scaled == 0 { self.scale = scale }
+        var value = value
+        if scale > self.scale {
+            guard let v = value.timesPowerOfTen(scale - self.scale) else { return false }
+            value = v
+        } else if scale < self.scale {
+            guard let s = scaled.timesPowerOfTen(self.scale - scale) else { return false }
+            scaled = s
+            self.scale = scale
+        }
+        let (sum, overflow) = scaled.addingReportingOverflow(value)
+        guard !overflow else { return false }
+        scaled = sum
+        return true
+    }
+
+    /// The decimals summed, the scaled part included.
+    private var decimals: Decimal {
+        scaled == 0 ? decimal : decimal + Decimal(sign: scaled < 0 ? .minus : .plus, exponent: scale, significand: Decimal(scaled.magnitude))
+    }
+
     /// Adds another running sum's numbers.
     mutating func merge(_ other: NumberSum) {
         add(.int(other.integer))
         count -= 1  // the int part above is not a number of its own
+        if other.scaled != 0, !addScaled(other.scaled, other.scale) {
+            decimal += Decimal(sign: other.scaled < 0 ? .minus : .plus, exponent: other.scale, significand: Decimal(other.scaled.magnitude))
+        }
         decimal += other.decimal
         double += other.double
         hasDecimal = hasDecimal || other.hasDecimal
@@ -196,8 +234,8 @@ struct NumberSum {
     }
 
     var total: Value {
-        if hasDouble { return .double(double + Double(integer) + NSDecimalNumber(decimal: decimal).doubleValue) }
-        if hasDecimal { return .decimal(decimal + Decimal(integer)) }
+        if hasDouble { return .double(double + Double(integer) + NSDecimalNumber(decimal: decimals).doubleValue) }
+        if hasDecimal { return .decimal(decimals + Decimal(integer)) }
         return .int(integer)
     }
 

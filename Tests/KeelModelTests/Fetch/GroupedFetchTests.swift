@@ -8,6 +8,7 @@
 // Dev no code.
 
 import Foundation
+import KeelStorage
 import Testing
 
 @testable import KeelModel
@@ -184,6 +185,59 @@ struct GroupedFetchTests {
         #expect(rows == expected)
     }
 
+    @Test("from an index's keys (Employee.department,salary): the same rows as reading the objects, EXPLAIN says keys only; pending changes and uncovered keys read the objects")
+    func fromIndexKeys() throws {
+        let store = try StoreFixture(model: try TestModels.projectModel())
+        let c = ObjectContext(store: store.store)
+        let acme = JSON.string(try c.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model))
+        var departments: [JSON] = []
+        for d in 0..<5 {
+            // Two departments share a name: grouped by name they are one group.
+            departments.append(.string(try c.insert(entity: "Department", values: ["name": .string("D\(d % 4)"), "companies": [acme]]).text(in: store.model)))
+        }
+        var r = SeededRandom(seed: 7)
+        for i in 0..<(ObjectContext.pinnedRows + 700) {
+            var values: [String: JSON] = ["name": .string("E\(i)"), "salary": .string("\(r.next() % 20_000).\(r.next() % 100)")]
+            if r.next() % 9 != 0 { values["department"] = departments[Int(r.next() % 5)] }  // some have none
+            _ = try c.insert(entity: "Employee", values: .object(.init(values.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })))
+        }
+        try c.save()
+        let reader = ObjectContext(store: store.store)
+        let aggregates: [JSON] = [
+            ["name": "n", "function": "count"], ["name": "top", "function": "max", "key": "salary"], ["name": "low", "function": "min", "key": "salary"],
+            ["name": "total", "function": "sum", "key": "salary"], ["name": "mean", "function": "avg", "key": "salary"],
+            ["name": "paid", "function": "count", "key": "salary"],
+        ]
+        let requests: [(JSON, Bool)] = [
+            (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "properties": .array(["department"] + aggregates)], true),
+            (["entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "properties": .array(["department.name"] + aggregates)], true),
+            (["entity": "Employee", "result": "dictionaries", "properties": .array(aggregates)], true),
+            (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "predicate": "department IN %@", "args": [[departments[1], departments[3]]],
+              "properties": .array(["department"] + aggregates), "sort": [["key": "top", "ascending": false]]], true),
+            // Not from the keys: a column the index lacks, a filter after it.
+            (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "properties": ["department", ["name": "x", "function": "max", "key": "name"]]], false),
+            (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "predicate": "salary > 100", "properties": ["department", ["name": "n", "function": "count"]]], false),
+        ]
+        for (json, fromKeys) in requests {
+            let request = try FetchRequest(json: json)
+            var objects = request
+            objects.usesIndexes = false
+            let expected = try Self.rows(reader, objects, store.model)
+            #expect(expected.count >= 1)
+            #expect(try Self.rows(reader, request, store.model) == expected, "\(json)")
+            let plan = try reader.explain(request)
+            #expect(plan.contains("keys only") == fromKeys, "\(plan)")
+        }
+        let explained = try reader.explain(FetchRequest(json: requests[0].0))
+        #expect(explained.hasPrefix("INDEX Employee.department,salary (all entries), keys only → group by department (n = count, "), "\(explained)")
+        // A pending change in the context: read from the objects, with the change.
+        _ = try reader.insert(entity: "Employee", values: ["name": "New", "salary": "99999", "department": departments[0]])
+        let request = try FetchRequest(json: requests[0].0)
+        #expect(try !reader.explain(request).contains("keys only"))
+        let rows = try Self.rows(reader, request, store.model)
+        #expect(rows.first { $0["department"] == departments[0] }?["top"] == "99999")
+    }
+
     @Test("an int sum that would overflow turns decimal; min and max keep the key's type")
     func sumOverflowAndTypes() throws {
         let data = try FetchTestData()
@@ -199,6 +253,33 @@ struct GroupedFetchTests {
         ])
         let row = try Self.rows(c, request, data.model)
         #expect(row == [["sum": "18446744073709551614", "since": "1999-12-31T00:00:00.000Z", "avg": "9223372036854775807"]], "\(row)")
+    }
+
+    @Test("decimal sums from a key's parts: exact across scales, past Int64 (Decimal from there on), merged, with ints and decimals mixed")
+    func scaledDecimalSums() {
+        var r = SeededRandom(seed: 11)
+        for round in 0..<200 {
+            var fast = NumberSum(), plain = NumberSum()
+            var halves = (NumberSum(), NumberSum())
+            for i in 0..<50 {
+                // Up to 18 digits, scales from 10^-6 to 10^4: some rounds overflow the Int64 sum.
+                let digits = Int64(r.next() % (round % 3 == 0 ? 999_999_999_999_999_999 : 1_000_000)) * (r.next() % 4 == 0 ? -1 : 1)
+                let scale = Int(r.next() % 11) - 6
+                let decimal = Decimal(sign: digits < 0 ? .minus : .plus, exponent: scale, significand: Decimal(digits.magnitude))
+                fast.addDecimal(digits, scale: scale)
+                plain.add(.decimal(decimal))
+                if i % 2 == 0 { halves.0.addDecimal(digits, scale: scale) } else { halves.1.add(.decimal(decimal)) }
+                if i % 7 == 0 {
+                    fast.add(.int(Int64(i)))
+                    plain.add(.int(Int64(i)))
+                    halves.1.add(.int(Int64(i)))
+                }
+            }
+            halves.0.merge(halves.1)
+            #expect(fast.total == plain.total, "round \(round): \(fast.total) against \(plain.total)")
+            #expect(halves.0.total == plain.total && halves.0.count == plain.count, "round \(round): merged \(halves.0.total)")
+            #expect(fast.average == plain.average && fast.count == plain.count)
+        }
     }
 
     @Test("refusals: BAD_REQUEST for every rule, NO_SUCH_ENTITY and NO_SUCH_PROPERTY for unknown names")

@@ -1,5 +1,7 @@
 // Value keys: byte order equals value order (numbers by exact value across int, double and
-// decimal; then strings, dates, bools, uuids, binary), and compound keys keep it.
+// decimal; then strings, dates, bools, uuids, binary), and compound keys keep it; and they read
+// back (KeyEncoding+Decoding.swift): each value's end found in a compound key, and the value
+// rebuilt for its attribute type.
 
 import Foundation
 import KeelStorage
@@ -168,5 +170,74 @@ struct KeyEncodingTests {
         #expect(KeyEncoding.objectID(kb) == b)
         #expect(KeyEncoding.objectID([0, 1, 0, 0, 0, 0, 0, 0, 0, 0]) == nil)  // number 0 is no object
         #expect(KeyEncoding.objectID([0, 1, 2]) == nil)
+    }
+
+    /// The attribute type a random value is of (nil: it has none to read back as, or a
+    /// to-one's target).
+    static func type(of v: Value) -> AttributeType? {
+        switch v {
+        case .int: .int64
+        case .double: .double
+        case .decimal: .decimal
+        case .string: .string
+        case .date: .date
+        case .bool: .bool
+        case .uuid: .uuid
+        case .binary: .binary
+        case .uri: .uri
+        case .json: .json
+        default: nil
+        }
+    }
+
+    /// Whether `b`, read back, is `a`: -0.0 reads back as 0, NaN as NaN.
+    static func same(_ a: Value, _ b: Value) -> Bool {
+        if case .double(let x) = a, case .double(let y) = b { return x == y || (x.isNaN && y.isNaN) }
+        return a == b
+    }
+
+    @Test("value keys read back: each value's end in a compound key, and the value for its type (KEEL_SEED replays)")
+    func decoding() {
+        let seed = SeededRandom.seedFromEnvironment()
+        var r = SeededRandom(seed: seed)
+        let id = ObjectID(entity: EntityID(rawValue: 3), number: 77)
+        for _ in 0..<5_000 {
+            let values = (0..<3).map { _ in Self.randomValue(&r) } + [.uri("https://a.example/\u{0}x"), .json(["a": [1, "\u{0}"]]), .object(id)]
+            var key = KeyEncoding.valuesKey(values)
+            KeyEncoding.appendObjectKey(id, to: &key)
+            key.withUnsafeBytes { b in
+                var offset = 0
+                for v in values {
+                    guard let end = KeyEncoding.valueEnd(b, at: offset) else {
+                        Issue.record("seed \(seed): no end for \(v) at \(offset) in \(key)")
+                        return
+                    }
+                    let type: AttributeType? = Self.type(of: v)
+                    if type != nil || v == .object(id) {
+                        let back = KeyEncoding.decodeValue(b, offset, end, as: type)
+                        #expect(back.map { Self.same(v, $0) } == true, "seed \(seed): \(v) read back as \(String(describing: back))")
+                    }
+                    offset = end
+                }
+                #expect(KeyEncoding.objectID(b, at: offset) == id && offset + KeyEncoding.objectKeySize == b.count, "seed \(seed)")
+            }
+        }
+        // Numbers read back as the type asked: an int key as a double or a decimal, and refused
+        // where the type cannot hold it.
+        func read(_ v: Value, as type: AttributeType) -> Value? {
+            KeyEncoding.valuesKey([v]).withUnsafeBytes { KeyEncoding.decodeValue($0, 0, $0.count, as: type) }
+        }
+        #expect(read(.int(1200), as: .double) == .double(1200) && read(.int(-5), as: .decimal) == .decimal(-5))
+        #expect(read(.int(Int64.min), as: .int64) == .int(Int64.min) && read(.int(Int64.max), as: .int64) == .int(Int64.max))
+        #expect(read(.decimal(Decimal(string: "12345678901234567890123456789.125")!), as: .decimal) == .decimal(Decimal(string: "12345678901234567890123456789.125")!))
+        #expect(read(.decimal(Decimal(string: "-0.000125")!), as: .decimal) == .decimal(Decimal(string: "-0.000125")!))
+        #expect(read(.double(0.1), as: .double) == .double(0.1) && read(.double(-Double.leastNonzeroMagnitude), as: .double) == .double(-Double.leastNonzeroMagnitude))
+        #expect(read(.double(2.5), as: .int64) == nil, "2.5 is no int")
+        #expect(read(.decimal(Decimal(string: "1e30")!), as: .int64) == nil, "past Int64")
+        #expect(read(.string("x"), as: .date) == nil && read(.null, as: .date) == .null)
+        // Damaged keys end nowhere.
+        for damaged: [UInt8] in [[], [0x14, 0x80], [0x14, 0x80, 0x01, 0x03], [0x20, 0x61, 0x00], [0x30, 1, 2], [0xEE]] {
+            #expect(damaged.withUnsafeBytes { KeyEncoding.valueEnd($0, at: 0) } == nil, "\(damaged)")
+        }
     }
 }
