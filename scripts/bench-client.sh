@@ -10,6 +10,8 @@ rounds=${2:-3}
 work=$(mktemp -d /tmp/keel-bench-XXXXXX)
 trap 'kill $keeld 2>/dev/null || true; rm -rf "$work"' EXIT
 swift build -c release --product keeld >/dev/null
+# The benchmark package's build plan is made again (it lists Keel's files as they were: Makefile, BENCH_PLAN).
+rm -f Benchmarks/.build/release/description.json
 (cd Benchmarks && swift build -c release --product keel-client-bench >/dev/null)
 cat >"$work/keeld.json" <<JSON
 {"socketPath":"$work/k.sock","dataDirectory":"$work/data","modelPath":"config/model.json","logLevel":"warning"}

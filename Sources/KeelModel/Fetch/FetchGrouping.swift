@@ -30,11 +30,17 @@
 // - `offset`, `limit`, COUNT and `distinct` count the groups' rows.
 // - `include` is refused: a group's row embeds no objects.
 //
-// How it runs (ObjectContext+Grouping.swift): the fetch of the `groupBy` keys and aggregates' keys
-// as `dictionaries` — planned with the indexes, the context's pending changes laid over, the
-// predicate as any fetch's — streamed into one accumulator per group and aggregate; then the
-// groups are sorted and handed over. Memory: the groups (their keys and accumulators), not the
-// rows. A request of only `count`s without `groupBy` is a COUNT (an index counted by its keys).
+// How it runs (ObjectContext+Grouping.swift): the fetch of the entity with the predicate is
+// planned as any fetch, then read the cheapest way that holds everything asked —
+// 1. from an index's keys, no object read, when the `groupBy` keys lead the index and the
+//    aggregates read its columns (IndexAggregation.swift: SQLite's GROUP BY over a covering index);
+// 2. else, for a scan whose predicate reads only the row, on partly decoded rows inside the engine
+//    reads (FetchExecutor.visit);
+// 3. else the matching objects as a fetch reads them (an index's rows, the context's view).
+// The context's pending changes count in 2 and 3 (1 is not taken while the context has any for
+// the fetched entities). A `groupBy` key path is grouped by its first to-one's target and followed
+// once per group. Memory: the groups (their keys and accumulators), not the rows. A request of
+// only `count`s without `groupBy` is a COUNT (an index counted by its keys).
 
 /// An aggregate of a grouped fetch: Core Data's `NSExpressionDescription` with a function over a key.
 public struct FetchAggregate: Sendable, Hashable {
