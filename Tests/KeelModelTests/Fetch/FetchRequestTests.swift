@@ -140,11 +140,7 @@ struct FetchRequestTests {
     func dictionaryKeyPathsStream() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
         let c = ObjectContext(store: store.store)
-        let acme = JSON.string(try c.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model))
-        var departments: [JSON] = []
-        for d in 0..<3 {
-            departments.append(.string(try c.insert(entity: "Department", values: ["name": .string("D\(d)"), "companies": [acme]]).text(in: store.model)))
-        }
+        let departments = try FetchTestData.departments(["D0", "D1", "D2"], in: c, store.model)
         let n = ObjectContext.pinnedRows + 300  // past what the first read materializes
         for i in 0..<n {
             _ = try c.insert(entity: "Employee", values: ["name": .string("E\(i)"), "salary": .string("\(1000 + i)"), "department": departments[i % 3]])

@@ -60,3 +60,13 @@ struct FetchTestData {
     func id(_ i: Int) -> JSON { .string(employees[i].text(in: model)) }
     func dept(_ i: Int) -> JSON { .string(departments[i].text(in: model)) }
 }
+
+extension FetchTestData {
+    /// Departments of one new company "Acme", inserted in `c` (not saved), by name: the wire IDs.
+    static func departments(_ names: [String], in c: ObjectContext, _ model: Model) throws -> [JSON] {
+        let acme = JSON.string(try c.insert(entity: "Company", values: ["name": "Acme"]).text(in: model))
+        return try names.map { name in
+            .string(try c.insert(entity: "Department", values: ["name": .string(name), "companies": [acme]]).text(in: model))
+        }
+    }
+}

@@ -161,11 +161,7 @@ struct GroupedFetchTests {
     func longerThanFirstRead() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
         let c = ObjectContext(store: store.store)
-        let acme = JSON.string(try c.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model))
-        var departments: [JSON] = []
-        for d in 0..<3 {
-            departments.append(.string(try c.insert(entity: "Department", values: ["name": .string("D\(d)"), "companies": [acme]]).text(in: store.model)))
-        }
+        let departments = try FetchTestData.departments(["D0", "D1", "D2"], in: c, store.model)
         let n = ObjectContext.pinnedRows + 301
         for i in 0..<n {
             _ = try c.insert(entity: "Employee", values: ["name": .string("E\(i)"), "age": .int(Int64(i % 50)), "salary": "1000", "department": departments[i % 3]])
@@ -189,12 +185,8 @@ struct GroupedFetchTests {
     func fromIndexKeys() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
         let c = ObjectContext(store: store.store)
-        let acme = JSON.string(try c.insert(entity: "Company", values: ["name": "Acme"]).text(in: store.model))
-        var departments: [JSON] = []
-        for d in 0..<5 {
-            // Two departments share a name: grouped by name they are one group.
-            departments.append(.string(try c.insert(entity: "Department", values: ["name": .string("D\(d % 4)"), "companies": [acme]]).text(in: store.model)))
-        }
+        // Two departments share a name: grouped by name they are one group.
+        let departments = try FetchTestData.departments(["D0", "D1", "D2", "D3", "D0"], in: c, store.model)
         var r = SeededRandom(seed: 7)
         for i in 0..<(ObjectContext.pinnedRows + 700) {
             var values: [String: JSON] = ["name": .string("E\(i)"), "salary": .string("\(r.next() % 20_000).\(r.next() % 100)")]
