@@ -28,7 +28,8 @@
 // - `sort` keys are names of the row: `groupBy` keys and aggregates' names. Without `sort` the
 //   rows come in the order of their `groupBy` values, ascending (nulls first), key by key.
 // - `offset`, `limit`, COUNT and `distinct` count the groups' rows.
-// - `include` is refused: a group's row embeds no objects.
+// - `include` is refused: a group's row embeds no objects. At most 32 `groupBy` keys and 64
+//   aggregates (each group holds an accumulator per aggregate).
 //
 // How it runs (ObjectContext+Grouping.swift): the fetch of the entity with the predicate is
 // planned as any fetch, then read the cheapest way that holds everything asked —
@@ -152,6 +153,9 @@ struct FetchGrouping: Sendable {
         let result: Property
     }
 
+    static let maxAggregates = 64
+    static let maxKeys = 32
+
     struct SortKey: Sendable {
         let by: Column
         let ascending: Bool
@@ -170,6 +174,12 @@ struct FetchGrouping: Sendable {
             throw KeelError(.noSuchEntity, "no entity \"\(request.entity)\" in model \(model.name)", details: ["entity": .string(request.entity)])
         }
         self.entity = entity.id
+        // Each group holds an accumulator per aggregate (~130 bytes): bounded, as a row is.
+        if request.aggregates.count > Self.maxAggregates || request.groupBy.count > Self.maxKeys {
+            throw KeelError(
+                .badRequest,
+                "a grouped fetch takes at most \(Self.maxKeys) groupBy keys and \(Self.maxAggregates) aggregates (found \(request.groupBy.count) and \(request.aggregates.count))")
+        }
         if !request.include.isEmpty {
             throw KeelError(.badRequest, "\"include\" cannot be used with \"groupBy\" or aggregates: a group's row embeds no objects")
         }

@@ -305,6 +305,8 @@ struct GroupedFetchTests {
         refused(.noSuchProperty, ["entity": "Employee", "result": "dictionaries", "groupBy": ["department.nmae"]], "no property \"nmae\"")
         refused(.noSuchProperty, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "a", "function": "sum", "key": "salry"]]], "no property \"salry\"")
         refused(.predicate, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "predicate": "age >"], "position 5")
+        let many = JSON.array((0..<65).map { i in ["name": .string("n\(i)"), "function": "count"] })
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": many], "at most 32 groupBy keys and 64 aggregates (found 0 and 65)")
         // Refused before anything runs, also with limit 0.
         refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "properties": ["name"], "limit": 0], "neither")
     }
