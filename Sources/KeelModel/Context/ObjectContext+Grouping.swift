@@ -164,20 +164,20 @@ struct GroupBuilder {
         case 1:
             let f = firstFields[0]
             let key = f < values.count ? values[f] : .null
-            if let found = byValue[key] {
+            if let found = byValue[Self.lookup(key)] {
                 g = found
             } else {
                 g = keys.count
-                byValue[key] = g
+                byValue[Self.lookup(key)] = g
                 open([key], row.id)
             }
         default:
             let key = firstFields[..<grouping.keyCount].map { $0 < values.count ? values[$0] : .null }
-            if let found = byValues[key] {
+            if let found = byValues[key.map(Self.lookup)] {
                 g = found
             } else {
                 g = keys.count
-                byValues[key] = g
+                byValues[key.map(Self.lookup)] = g
                 open(key, row.id)
             }
         }
@@ -208,6 +208,14 @@ struct GroupBuilder {
         accumulators.append(contentsOf: group)
     }
 
+    /// The value a group is found by: its key, except that NaN (which equals nothing, itself
+    /// included) is found by a value no number column holds — NaNs are one group, as in an index,
+    /// whose NaN keys are equal bytes.
+    static func lookup(_ value: Value) -> Value {
+        if case .double(let d) = value, d.isNaN { return .json("NaN") }
+        return value
+    }
+
     private mutating func open(_ key: [Value], _ first: ObjectID) {
         keys.append(key)
         firsts.append(first)
@@ -232,10 +240,10 @@ struct GroupBuilder {
         var index: [[Value]: Int] = [:]
         for var group in groups {
             for k in paths { group.keys[k] = try grouping.inputs[k].value(throughFirst: group.keys[k], graph: graph) }
-            if let found = index[group.keys] {
+            if let found = index[group.keys.map(Self.lookup)] {
                 for a in group.accumulators.indices { merged[found].accumulators[a].merge(group.accumulators[a]) }
             } else {
-                index[group.keys] = merged.count
+                index[group.keys.map(Self.lookup)] = merged.count
                 merged.append(group)
             }
         }

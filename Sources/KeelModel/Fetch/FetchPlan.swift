@@ -112,7 +112,7 @@ public struct FetchPlan: Sendable {
     public var inMemory: InMemorySteps?
 
     public struct InMemorySteps: Sendable {
-        /// "group by department.name: headcount = count, payroll = sum of salary"; nil: not grouped.
+        /// "group by department.name (headcount = count, payroll = sum of salary)"; nil: not grouped.
         public var grouping: String?
         /// The groups' sort in words; nil: none asked.
         public var sort: String?

@@ -157,6 +157,21 @@ struct GroupedFetchTests {
         ])
     }
 
+    @Test("NaN is one group (it equals nothing, itself included), on a scan and reading the objects")
+    func nanGroups() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        for price in ["NaN", "NaN", 1.5, "NaN"] as [JSON] {
+            _ = try c.insert(entity: "Computer", values: ["id": .string(UUID().uuidString), "model": "X", "price": price])
+        }
+        for predicate in [nil, "owner.name != 'nobody' OR owner == nil"] as [String?] {  // a scan; objects read
+            let request = try Self.request([
+                "entity": "Computer", "result": "dictionaries", "groupBy": ["price"], "properties": ["price", ["name": "n", "function": "count"]],
+            ]) { $0.predicate = predicate }
+            #expect(try Self.rows(c, request, data.model) == [["price": nil, "n": 2], ["price": "NaN", "n": 3], ["price": 1.5, "n": 1]], "\(predicate ?? "")")
+        }
+    }
+
     @Test("a result longer than the first read is grouped whole")
     func longerThanFirstRead() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
