@@ -83,6 +83,17 @@ struct FetchCommandTests {
         #expect(try c.ok("n COUNT " + request) == ["count": 3])
         let plan = try #require(try c.ok("x EXPLAIN " + request)?["plan"]?.stringValue)
         #expect(plan.contains("→ group by department.name (n = count, payroll = sum of salary, avgAge = avg of age, youngest = min of age): in memory → sort: in memory (payroll descending)"), "\(plan)")
+        // Read from the keys of Employee.department,salary in a context without pending changes:
+        // EXPLAIN names the index; in `main`, with its pending employee, the objects are read.
+        try c.ok(#"o CONTEXT.OPEN {"name":"clean"}"#)
+        let grouped = #""entity":"Employee","result":"dictionaries","groupBy":["department"],"properties":["department",{"name":"n","function":"count"}]"#
+        let keys = try #require(try c.ok("k EXPLAIN {" + grouped + #","context":"clean"}"#))
+        #expect(keys["access"] == "index" && keys["indexes"]?.arrayValue?.first?.stringValue?.hasSuffix(".department,salary") == true, "\(keys)")
+        #expect(keys["plan"]?.stringValue?.contains("keys only") == true, "\(keys)")
+        let pending = try #require(try c.ok("m EXPLAIN {" + grouped + "}"))
+        #expect(pending["access"] == "scan" && pending["plan"]?.stringValue?.contains("keys only") == false, "\(pending)")
+        let (fromKeys, _) = try rawReply(c, "kf FETCH {" + grouped + #","context":"clean"}"#)
+        #expect(fromKeys == [#"{"department":null,"n":1}"#, #"{"department":"Department/1","n":2}"#, #"{"department":"Department/2","n":1}"#], "\(fromKeys)")
         let (whole, _) = try rawReply(c, #"w FETCH {"entity":"Employee","result":"dictionaries","properties":[{"name":"n","function":"count"},{"name":"top","function":"max","key":"salary"}]}"#)
         #expect(whole == [#"{"n":5,"top":"6100"}"#])
         try c.fails(#"b1 FETCH {"entity":"Employee","result":"dictionaries","groupBy":["department.name"],"properties":["name"]}"#, "BAD_REQUEST")

@@ -33,7 +33,7 @@ extension Session {
     func explain(_ request: Request) throws(KeelError) -> JSON? {
         let context = try context(for: request)
         let plan = try context.plan(try FetchRequest(json: .object(request.arguments)))
-        let access: String
+        var access: String
         let indexes: [IndexAccess]
         switch plan.access {
         case .nothing: (access, indexes) = ("nothing", [])
@@ -41,10 +41,15 @@ extension Session {
         case .index(let one): (access, indexes) = ("index", [one])
         case .union(let many): (access, indexes) = ("union", many)
         }
+        var names = indexes.map { $0.index.name }
+        if let keysOf = plan.inMemory?.keysOf, !names.contains(keysOf.name) {
+            // A grouped fetch read from an index's keys alone.
+            (access, names) = ("index", [keysOf.name])
+        }
         return [
             "plan": .string(plan.explain(in: server.model)),
             "access": .string(access),
-            "indexes": .array(indexes.map { .string($0.index.name) }),
+            "indexes": .array(names.map(JSON.string)),
             "estimatedRows": plan.estimatedRows.map { .int(Int64($0)) } ?? .null,
         ]
     }
