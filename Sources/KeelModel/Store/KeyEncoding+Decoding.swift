@@ -192,11 +192,11 @@ extension KeyEncoding {
     }
 }
 
-extension Int64 {
+extension FixedWidthInteger {
     /// self × 10^`n` (n ≥ 0), nil when it overflows.
-    func timesPowerOfTen(_ n: Int) -> Int64? {
+    func timesPowerOfTen(_ n: Int) -> Self? {
         if self == 0 { return 0 }
-        guard n <= 18 else { return nil }
+        guard n <= 20 else { return nil }
         var v = self
         for _ in 0..<n {
             let (p, overflow) = v.multipliedReportingOverflow(by: 10)

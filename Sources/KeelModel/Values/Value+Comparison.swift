@@ -86,6 +86,36 @@ extension Value {
         x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
     }
 
+    /// Two decimals in order: from their fields when both mantissas fit 64 bits (`decimalFields`),
+    /// else by Foundation, whose comparison brings both to one exponent through allocated
+    /// buffers — a cost per row for a scan comparing a decimal attribute with a constant.
+    static func order(_ x: Decimal, _ y: Decimal) -> ComparisonResult {
+        guard let a = decimalFields(x), let b = decimalFields(y) else { return x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending }
+        if a.sign != b.sign { return a.sign < b.sign ? .orderedAscending : .orderedDescending }
+        if a.sign == 0 { return .orderedSame }
+        // One sign: the magnitudes, the one of the larger exponent brought down to the other's.
+        let magnitude: ComparisonResult
+        if a.exponent == b.exponent {
+            magnitude = order(a.mantissa, b.mantissa)
+        } else if a.exponent > b.exponent {
+            // Past 64 bits it is larger than the other's, which fits.
+            magnitude = a.mantissa.timesPowerOfTen(a.exponent - b.exponent).map { order($0, b.mantissa) } ?? .orderedDescending
+        } else {
+            magnitude = b.mantissa.timesPowerOfTen(b.exponent - a.exponent).map { order(a.mantissa, $0) } ?? .orderedAscending
+        }
+        return a.sign > 0 ? magnitude : reversed(magnitude)
+    }
+
+    /// A decimal's sign (-1, 0, 1), mantissa and exponent, read from its layout (DecimalLayout);
+    /// nil for NaN, a mantissa past 64 bits, or a layout not verified on this platform.
+    private static func decimalFields(_ d: Decimal) -> (sign: Int, mantissa: UInt64, exponent: Int)? {
+        guard DecimalLayout.verified, !d.isNaN else { return nil }
+        let f = DecimalLayout.fields(of: d)
+        guard f.high == 0 else { return nil }
+        if f.low == 0 { return (0, 0, 0) }
+        return (f.flags & 1 != 0 ? -1 : 1, f.low, Int(f.exponent))
+    }
+
     private static func reversed(_ r: ComparisonResult) -> ComparisonResult {
         switch r {
         case .orderedAscending: .orderedDescending

@@ -1,4 +1,5 @@
 import Foundation
+import KeelStorage
 import Testing
 
 @testable import KeelModel
@@ -48,5 +49,41 @@ struct ValueComparisonTests {
         let values: [Value] = [.string("a"), .double(.nan), .int(3), .null, .bool(true), .date(5), .double(-1), .json([1])]
         let sorted = values.sorted { Value.sortCompare($0, $1) == .orderedAscending }
         #expect(sorted.map { "\($0)" } == [Value.null, .bool(true), .double(.nan), .double(-1), .int(3), .date(5), .string("a"), .json([1])].map { "\($0)" })
+    }
+
+    @Test("decimals in order from their fields agree with Foundation's order: signs, zeros, exponents far apart, mantissas up to 64 bits and past (KEEL_SEED replays)")
+    func decimalsByFields() {
+        let seed = SeededRandom.seedFromEnvironment()
+        var r = SeededRandom(seed: seed)
+        func random() -> Decimal {
+            let mantissa: UInt64 = switch r.next() % 5 {
+            case 0: 0
+            case 1: r.next() % 1000
+            case 2: r.next()  // up to 64 bits
+            default: r.next() % 10_000_000
+            }
+            let exponent = Int(r.next() % 9) - 4 + (r.next() % 10 == 0 ? Int(r.next() % 200) - 100 : 0)
+            var d = Decimal(sign: r.next() % 3 == 0 ? .minus : .plus, exponent: exponent, significand: Decimal(mantissa))
+            if r.next() % 20 == 0 { d *= Decimal(UInt64.max) }  // a mantissa past 64 bits: Foundation's path
+            return d
+        }
+        func foundation(_ x: Decimal, _ y: Decimal) -> ComparisonResult { x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending }
+        for _ in 0..<20_000 {
+            let x = random()
+            // Near pairs too: the same value at another exponent, one unit apart.
+            let y: Decimal = switch r.next() % 4 {
+            case 0: x
+            case 1: x * 10 / 10
+            case 2: x + Decimal(sign: .plus, exponent: Int(r.next() % 6) - 3, significand: 1)
+            default: random()
+            }
+            let order = Value.order(x, y)
+            #expect(order == foundation(x, y), "seed \(seed): \(x) vs \(y)")
+            if order != foundation(x, y) { return }
+            #expect(Value.compare(.decimal(x), .int(7)) == foundation(x, 7))
+        }
+        #expect(Value.order(Decimal(string: "1234.50")!, Decimal(1234.5)) == .orderedSame)
+        #expect(Value.order(Decimal(string: "-0.001")!, 0) == .orderedAscending && Value.order(0, Decimal(string: "-0")!) == .orderedSame)
+        #expect(Value.order(Decimal(string: "18446744073709551615e-3")!, Decimal(string: "18446744073709551.616")!) == .orderedAscending)
     }
 }
