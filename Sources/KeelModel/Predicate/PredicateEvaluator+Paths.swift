@@ -181,8 +181,13 @@ struct NumberSum {
             double += d
             hasDouble = true
         case .decimal(let d):
-            decimal += d
             hasDecimal = true
+            // A mantissa that fits is summed as a whole number (addScaled), not by Foundation.
+            if DecimalLayout.verified, !d.isNaN {
+                let f = DecimalLayout.fields(of: d)
+                if f.high == 0, f.low <= UInt64(Int64.max), addScaled(f.flags & 1 != 0 ? -Int64(f.low) : Int64(f.low), Int(f.exponent)) { break }
+            }
+            decimal += d
         default: return
         }
         count += 1

@@ -262,12 +262,14 @@ struct GroupedFetchTests {
         #expect(row == [["sum": "18446744073709551614", "since": "1999-12-31T00:00:00.000Z", "avg": "9223372036854775807"]], "\(row)")
     }
 
-    @Test("decimal sums from a key's parts: exact across scales, past Int64 (Decimal from there on), merged, with ints and decimals mixed")
+    @Test("decimal sums as whole numbers (a key's parts, a decimal's fields): equal to Foundation's sums across scales, past Int64 (Decimal from there on), merged, with ints mixed")
     func scaledDecimalSums() {
         var r = SeededRandom(seed: 11)
         for round in 0..<200 {
             var fast = NumberSum(), plain = NumberSum()
             var halves = (NumberSum(), NumberSum())
+            var reference = Decimal(0)
+            var integers = 0
             for i in 0..<50 {
                 // Up to 18 digits, scales from 10^-6 to 10^4: some rounds overflow the Int64 sum.
                 let digits = Int64(r.next() % (round % 3 == 0 ? 999_999_999_999_999_999 : 1_000_000)) * (r.next() % 4 == 0 ? -1 : 1)
@@ -275,14 +277,18 @@ struct GroupedFetchTests {
                 let decimal = Decimal(sign: digits < 0 ? .minus : .plus, exponent: scale, significand: Decimal(digits.magnitude))
                 fast.addDecimal(digits, scale: scale)
                 plain.add(.decimal(decimal))
+                reference += decimal
                 if i % 2 == 0 { halves.0.addDecimal(digits, scale: scale) } else { halves.1.add(.decimal(decimal)) }
                 if i % 7 == 0 {
                     fast.add(.int(Int64(i)))
                     plain.add(.int(Int64(i)))
                     halves.1.add(.int(Int64(i)))
+                    integers += i
                 }
             }
             halves.0.merge(halves.1)
+            // Foundation's own sum, the reference (`add(.decimal)` takes the scaled path too).
+            #expect(plain.total == .decimal(reference + Decimal(integers)), "round \(round): \(plain.total) against \(reference)")
             #expect(fast.total == plain.total, "round \(round): \(fast.total) against \(plain.total)")
             #expect(halves.0.total == plain.total && halves.0.count == plain.count, "round \(round): merged \(halves.0.total)")
             #expect(fast.average == plain.average && fast.count == plain.count)
