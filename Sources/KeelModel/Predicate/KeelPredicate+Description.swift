@@ -69,7 +69,10 @@ extension PredicateKeyPath: CustomStringConvertible {
     public var description: String {
         var parts: [String]
         switch base {
-        case .object: parts = components.isEmpty ? ["SELF"] : []
+        case .object:
+            // `SELF` is left out before a key (`SELF.name` is `name`), not before an aggregate:
+            // a key path cannot start with one (`SELF.@count`).
+            if case .key? = components.first { parts = [] } else { parts = ["SELF"] }
         case .variable(let name): parts = ["$" + name]
         case .subquery(let collection, let variable, let predicate):
             parts = ["SUBQUERY(\(collection), $\(variable), \(predicate))"]

@@ -63,7 +63,13 @@ struct PredicateFuzzTests {
             expectPositioned(error, length, "seed \(seed) case \(index): \(text)")
             return
         }
-        let again = try KeelPredicate.parse(parsed.description)
+        let again: KeelPredicate
+        do {
+            again = try KeelPredicate.parse(parsed.description)
+        } catch {
+            Issue.record("seed \(seed) case \(index): \(text) is printed as \(parsed.description), which does not parse: \(error)")
+            return
+        }
         #expect(again == parsed, "seed \(seed) case \(index): \(text)")
         let entity = ["Employee", "Department", "Person", "Company"].randomElement(using: &rng) ?? "Employee"
         let model = PredicateFixture.model
