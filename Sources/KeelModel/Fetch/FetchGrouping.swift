@@ -49,7 +49,7 @@ public struct FetchAggregate: Sendable, Hashable {
         case count, sum, avg, min, max
 
         /// The name on the wire (`average` is read as `avg`, Core Data's `average:`).
-        init?(wire: String) {
+        public init?(wire: String) {
             if wire == "average" {
                 self = .avg
                 return

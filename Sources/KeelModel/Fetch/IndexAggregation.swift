@@ -124,8 +124,9 @@ struct IndexAggregation {
                 }
                 let isNull = key[starts[c]] == KeyEncoding.Tag.null
                 if atRunEnds[a] {
-                    run.lastKey(a, UnsafeRawBufferPointer(rebasing: key[starts[c]..<ends[c]]))
-                    if run.function(a) == .min, !isNull, !run.hasValue(a) {
+                    if run.function(a) == .max {
+                        run.lastKey(a, UnsafeRawBufferPointer(rebasing: key[starts[c]..<ends[c]]))
+                    } else if !isNull, !run.hasValue(a) {
                         guard let value = KeyEncoding.decodeValue(key, starts[c], ends[c], as: types[c]) else { throw damaged }
                         run.accumulators[a].add(value)
                     }
@@ -158,7 +159,7 @@ struct IndexAggregation {
         var keys: [Value] = []
         var first: ObjectID? = nil
         var accumulators: [AggregateAccumulator] = []
-        /// Per run-end aggregate: the bytes of its column in the run's last key.
+        /// Per run-end max: the bytes of its column in the run's last key.
         var last: [[UInt8]]
 
         init(fresh: [AggregateAccumulator], atRunEnds: [Bool]) {

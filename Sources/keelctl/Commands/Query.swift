@@ -114,7 +114,7 @@ struct Query: AsyncParsableCommand {
     static func aggregate(_ text: String) -> JSON? {
         guard text.hasSuffix(")"), let open = text.firstIndex(of: "(") else { return nil }
         let function = String(text[..<open])
-        guard FetchAggregate.Function.allCases.map(\.rawValue).contains(function) || function == "average" else { return nil }
+        guard FetchAggregate.Function(wire: function) != nil else { return nil }
         let key = text[text.index(after: open)..<text.index(before: text.endIndex)].trimmingCharacters(in: .whitespaces)
         var members: [(String, JSON)] = [("name", .string(text)), ("function", .string(function))]
         if !key.isEmpty { members.append(("key", .string(key))) }
