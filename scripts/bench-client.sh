@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-3}
 rounds=${2:-3}
+scripts/ensure-deps.sh
 work=$(mktemp -d /tmp/keel-bench-XXXXXX)
-trap 'kill $keeld 2>/dev/null || true; rm -rf "$work"' EXIT
+keeld=
+trap '[[ -n $keeld ]] && kill $keeld 2>/dev/null; rm -rf "$work"' EXIT
 swift build -c release --product keeld >/dev/null
 # The benchmark package's build plan is made again (it lists Keel's files as they were: Makefile, BENCH_PLAN).
 rm -f Benchmarks/.build/release/description.json
