@@ -124,6 +124,60 @@ struct AcceptPauseTests {
         try await group.shutdownGracefully()
     }
 
+    @Test("A descriptor keeld can do without is opened under the spare's lock: a refusal begun meanwhile waits for it (so cannot lose the spare's slot to it), then answers the waiting connection and takes the spare back")
+    func spareHeldExcludesRefusal() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keel-accept-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sock").path
+        let listener = try Self.listen(path)
+        defer { close(listener) }
+        let client = try Self.connect(path)
+        defer { close(client) }
+        let reserve = DescriptorReserve()
+        defer { reserve.closeSpare() }
+        final class Answered: Sendable { let count = Mutex<Int?>(nil) }
+        let answered = Answered()
+        let opened = reserve.whileSpareHeld { () -> Int32? in
+            Thread.detachNewThread {
+                let count = reserve.refuseWaiting(listening: listener, line: Array("* ERR BUSY {}\n".utf8))
+                answered.count.withLock { $0 = count }
+            }
+            // The refusal (closing the spare, accepting into its slot) cannot run while this does.
+            usleep(200_000)
+            #expect(answered.count.withLock { $0 } == nil, "a refusal ran while a descriptor was being opened")
+            return 7
+        }
+        #expect(opened == 7)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while answered.count.withLock({ $0 }) == nil, ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(answered.count.withLock { $0 } == 1)
+        var reply = [UInt8](repeating: 0, count: 64)
+        let got = reply.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+        #expect(got > 0 && String(decoding: reply[0..<got], as: UTF8.self) == "* ERR BUSY {}\n")
+        // The spare is held again: the next opening runs.
+        #expect(reserve.whileSpareHeld { Int32(1) } == 1)
+    }
+
+    /// A non-blocking listening Unix socket at `path` (accept gives EAGAIN when nobody waits).
+    private static func listen(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, Glibc.listen(fd, 16) == 0 else {
+            let code = errno
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+        }
+        return fd
+    }
+
     /// Waits (30 s at most) until `accepted` reaches `count`, and expects it to be exactly that.
     private static func wait(until count: Int, _ accepted: borrowing Mutex<Int>) async throws {
         let deadline = ContinuousClock.now + .seconds(30)

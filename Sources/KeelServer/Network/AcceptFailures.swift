@@ -15,6 +15,20 @@
 // unanswered for descriptors that may never come. (The backoff still applies after a read that
 // accepted some connections before failing.)
 //
+// The slot the spare frees must go to `accept`, not to another thread of keeld: between the
+// spare's `close` and the `accept`, any descriptor opened elsewhere takes the lowest free number —
+// the spare's — and then the accept fails too, nothing is answered, and the spare cannot be taken
+// back while the other descriptor stays open. A connection's second descriptor (its session
+// thread writes replies through a `dup` of the socket, SocketWriter.swift) did exactly that: made
+// on the new connection's event loop while the listening loop was refusing, it kept the slot for
+// the connection's life, and the clients in the backlog waited unanswered (the flaky
+// `DescriptorExhaustionTests` of 2026-12-07, traced by listing /proc/PID/fd at the failure). So
+// descriptors keeld can do without are opened through `DescriptorReserve.whileSpareHeld`: under
+// the reserve's lock (never inside a refusal) and only while the spare is held (at the limit, a
+// connection writes through NIO instead). Descriptors keeld needs (store files, a directory's
+// fsync) may still take the slot for a moment; the refusal then answers nothing, the listener
+// pauses, and the next try takes the spare again once that descriptor is closed.
+//
 // When accept fails otherwise (ENOBUFS, ENOMEM: the kernel is short of memory), or for want of
 // descriptors with no connection answered (the spare could not be taken), the connections stay in
 // the backlog and the socket stays readable. Then the listening channel stops reading for
@@ -125,6 +139,18 @@ final class DescriptorReserve: Sendable {
         spare.withLock { spare in
             if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
             return spare >= 0
+        }
+    }
+
+    /// Runs `opening` — which opens a descriptor keeld can do without — under the reserve's lock,
+    /// and only while the spare is held (taking it first if it is not): so it never takes the
+    /// slot a refusal has just freed for a waiting connection. nil, without running `opening`,
+    /// when the spare cannot be held (descriptors have run out).
+    func whileSpareHeld<Opened: Sendable>(_ opening: () -> Opened?) -> Opened? {
+        spare.withLock { spare -> Opened? in
+            if spare < 0 { spare = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+            guard spare >= 0 else { return nil }
+            return opening()
         }
     }
 

@@ -106,9 +106,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let worker = SessionWorker()
         let gate = OutputGate(limit: server.limits.maxBufferedBytes)
         // The session thread's replies go straight to the socket through a descriptor of its own
-        // (without one, through NIO as the loop's do).
-        let socket = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) {
-            SocketWriter(duplicating: $0)
+        // (without one, through NIO as the loop's do). It is made only while the spare descriptor
+        // is held, so it never takes the slot a refusal of waiting connections frees
+        // (AcceptFailures.swift).
+        let descriptors = server.descriptors
+        let socket = try? context.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { fd in
+            descriptors.whileSpareHeld { SocketWriter(duplicating: fd) }
         }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let output = ReplyWriter(channel: context.channel, socket: socket ?? nil, gate: gate) { bound.value.resumeIfDrained() }
