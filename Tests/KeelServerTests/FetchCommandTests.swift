@@ -96,6 +96,17 @@ struct FetchCommandTests {
         #expect(fromKeys == [#"{"department":null,"n":1}"#, #"{"department":"Department/1","n":2}"#, #"{"department":"Department/2","n":1}"#], "\(fromKeys)")
         let (whole, _) = try rawReply(c, #"w FETCH {"entity":"Employee","result":"dictionaries","properties":[{"name":"n","function":"count"},{"name":"top","function":"max","key":"salary"}]}"#)
         #expect(whole == [#"{"n":5,"top":"6100"}"#])
+        // having, with its own arguments: the groups it keeps, counted; EXPLAIN shows it.
+        let having = String(request.dropLast()) + #","having":"payroll > %@ AND avgAge < $MAX","havingArgs":["5000"],"vars":{"MAX":33}}"#
+        let (kept, keptFinal) = try rawReply(c, "h FETCH " + having)
+        #expect(kept == [#"{"department.name":"Sales","n":2,"payroll":"9300.5","avgAge":29.5,"youngest":29}"#], "\(kept)")
+        #expect(keptFinal == #"h OK {"count":1}"#)
+        #expect(try c.ok("hn COUNT " + having) == ["count": 1])
+        let havingPlan = try #require(try c.ok("hx EXPLAIN " + having)?["plan"]?.stringValue)
+        #expect(havingPlan.contains("in memory → having: payroll > %@ AND avgAge < $MAX → sort"), "\(havingPlan)")
+        try c.fails(#"h1 FETCH {"entity":"Employee","result":"dictionaries","groupBy":["department.name"],"having":"salary > 1"}"#, "PREDICATE")
+        try c.fails(#"h2 FETCH {"entity":"Employee","result":"dictionaries","properties":["name"],"having":"name != nil"}"#, "BAD_REQUEST")
+        try c.fails(#"h3 FETCH {"entity":"Employee","result":"dictionaries","groupBy":["name"],"having":"name != nil","havingArgs":"x"}"#, "BAD_REQUEST")
         try c.fails(#"b1 FETCH {"entity":"Employee","result":"dictionaries","groupBy":["department.name"],"properties":["name"]}"#, "BAD_REQUEST")
         try c.fails(#"b2 FETCH {"entity":"Employee","result":"dictionaries","properties":[{"name":"s","function":"sum","key":"name"}]}"#, "BAD_REQUEST")
         try c.fails(#"b3 FETCH {"entity":"Employee","result":"dictionaries","groupBy":"department"}"#, "BAD_REQUEST")

@@ -136,6 +136,26 @@ struct OutputTests {
             (1 row)
 
             """)
+        // Named aggregates, and --having over the names with its own arguments.
+        try expectOutput(w, ["query", "Book", "--data", "data", "--group-by", "author.name", "--properties", "author.name,books=count(),first=min(year)", "--having", "books >= %@ OR author.name BEGINSWITH 'I'", "--having-arg", "2", "--sort", "first:desc"], """
+            author.name        books  first
+            Italo Calvino          1   1972
+            Ursula K. Le Guin      2   1968
+            (2 rows)
+
+            """)
+        try expectOutput(w, ["query", "Book", "--data", "data", "--group-by", "author.name", "--properties", "author.name,books=count()", "--having", "books > 1"], """
+            author.name        books
+            Ursula K. Le Guin      2
+            (1 row)
+
+            """)
+        let noGroups = try w.keelctl("query", "Book", "--data", "data", "--having", "year > 1")
+        #expect(noGroups.status != 0 && noGroups.stderr.contains("--having needs --group-by or an aggregate"), "\(noGroups)")
+        let badName = try w.keelctl("query", "Book", "--data", "data", "--group-by", "inPrint", "--properties", "inPrint,n=median(year)")
+        #expect(badName.status != 0 && badName.stderr.contains("expected NAME=FUNCTION(KEY)"), "\(badName)")
+        let unknown = try w.keelctl("query", "Book", "--data", "data", "--group-by", "inPrint", "--having", "year > 1")
+        #expect(unknown.status == 1 && unknown.stderr.contains("a name of the grouped rows"), "\(unknown)")
         try expectOutput(w, ["query", "Book", "--data", "data", "--group-by", "inPrint"], """
             inPrint
             false

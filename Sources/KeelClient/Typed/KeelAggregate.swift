@@ -8,6 +8,10 @@
 //     try rows[0][Employee.department.name]                        // "Sales"
 //     try rows[0][payroll]                                         // 9300.5
 //
+// `having:` keeps the groups whose row satisfies a predicate over the grouped keys and the
+// aggregates (`payroll > 10_000 && Employee.department.name != nil`), written with the same
+// operators as any typed predicate; it is sent as the request's `having` and `havingArgs`.
+//
 // The value's Swift type follows the server's rules (Docs/Contexts.md, "Groups and aggregates"):
 // a count is `Int64`; a sum of integers `Int64`, of `Double`/`Float` `Double`, of `Decimal`
 // `Decimal`; an average `Double` (`Decimal` for `Decimal`); min and max the key's own type. (An
@@ -69,6 +73,53 @@ extension AttributeKey where Value: BinaryFloatingPoint {
 extension AttributeKey where Value == Decimal {
     public func sum(as name: String) -> KeelAggregate<Root, Decimal> { KeelAggregate(name, .sum, sortKey) }
     public func average(as name: String) -> KeelAggregate<Root, Decimal> { KeelAggregate(name, .avg, sortKey) }
+}
+
+// MARK: Comparisons, for `having:` (Core Data's `havingPredicate`)
+
+extension KeelAggregate {
+    /// The aggregate's name as predicate text (keywords escaped: `#count`).
+    var predicateText: String { PredicateKeyPath.escapedKey(name) }
+
+    public static func == (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
+        .compare(aggregate.predicateText, "==", value.wire)
+    }
+
+    public static func != (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
+        .compare(aggregate.predicateText, "!=", value.wire)
+    }
+
+    /// `aggregate == nil`: no value in the group (avg, min or max over no values).
+    public static func == (aggregate: KeelAggregate, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
+        TypedPredicate("\(aggregate.predicateText) == nil")
+    }
+
+    public static func != (aggregate: KeelAggregate, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
+        TypedPredicate("\(aggregate.predicateText) != nil")
+    }
+}
+
+extension KeelAggregate where Value: Comparable {
+    public static func < (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
+        .compare(aggregate.predicateText, "<", value.wire)
+    }
+
+    public static func <= (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
+        .compare(aggregate.predicateText, "<=", value.wire)
+    }
+
+    public static func > (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
+        .compare(aggregate.predicateText, ">", value.wire)
+    }
+
+    public static func >= (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
+        .compare(aggregate.predicateText, ">=", value.wire)
+    }
+
+    /// `aggregate BETWEEN {lower, upper}` (inclusive).
+    public func between(_ lower: Value, _ upper: Value) -> TypedPredicate<Root> {
+        TypedPredicate("\(predicateText) BETWEEN %@", [.array([lower.wire, upper.wire])])
+    }
 }
 
 extension KeelProperties {

@@ -105,28 +105,35 @@ extension KeelContext {
     /// keys, with the aggregates among `properties` computed over it (without `groupedBy`,
     /// aggregates make one row over every object fetched); the other `properties` must be among
     /// `groupedBy`, sorts name `groupedBy` keys or aggregates, and `offset`/`limit` count groups.
+    /// `having` (Core Data's `havingPredicate`) keeps the groups whose row satisfies it: a
+    /// predicate over the `groupedBy` keys and the aggregates (`payroll > 10_000`), applied before
+    /// the sort and the limit.
     public func fetchProperties<E: KeelObject>(
         _ type: E.Type, _ properties: any ProjectableKey<E>..., groupedBy: [any GroupableKey<E>] = [],
-        where predicate: TypedPredicate<E>? = nil, sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0,
+        having: TypedPredicate<E>? = nil, where predicate: TypedPredicate<E>? = nil, sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0,
         includesSubentities: Bool = true, distinct: Bool = false
     ) -> FetchResults<KeelProperties<E>> {
         fetchProperties(
             properties,
             of: KeelFetchRequest(
                 type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities),
-            groupedBy: groupedBy, distinct: distinct)
+            groupedBy: groupedBy, having: having, distinct: distinct)
     }
 
     /// A request's objects, `properties` of each (each distinct set once with `distinct`; one row
-    /// per group with `groupedBy`).
+    /// per group with `groupedBy`, those `having` keeps).
     public func fetchProperties<E: KeelObject>(
         _ properties: [any ProjectableKey<E>], of request: KeelFetchRequest<E>, groupedBy: [any GroupableKey<E>] = [],
-        distinct: Bool = false
+        having: TypedPredicate<E>? = nil, distinct: Bool = false
     ) -> FetchResults<KeelProperties<E>> {
         var json = request.json(result: "dictionaries")
         if case .object(var members) = json {
             members["properties"] = .array(properties.map(\.propertyJSON))
             if !groupedBy.isEmpty { members["groupBy"] = .array(groupedBy.map { .string($0.propertyName) }) }
+            if let having {
+                members["having"] = .string(having.format)
+                if !having.arguments.isEmpty { members["havingArgs"] = .array(having.arguments) }
+            }
             if distinct { members["distinct"] = true }
             json = .object(members)
         }

@@ -36,6 +36,11 @@ extension ObjectContext {
             }
         }
         var groups = try builder.finish(graph)
+        if let having = grouping.having {
+            var kept: [Group] = []
+            for group in groups where try having.evaluate(group.havingRow, in: graph) { kept.append(group) }
+            groups = kept
+        }
         Self.sort(&groups, grouping)
         for group in groups {
             guard try window.offer(group.row(grouping), row) else { break }
@@ -63,6 +68,11 @@ extension ObjectContext {
                 }
             }
             return FetchRow(id: first, result: .dictionaries, object: nil, fields: nil, projected: projected)
+        }
+
+        /// What `having` is evaluated on: the `groupBy` values, then each aggregate's value.
+        var havingRow: StoredObject {
+            StoredObject(id: first, version: 0, values: keys + accumulators.map(\.value))
         }
 
         /// A column's value, for sorting.
@@ -112,7 +122,8 @@ extension ObjectContext {
         let words = (request.groupBy.isEmpty ? "aggregate" : "group by \(request.groupBy.joined(separator: ", "))")
             + (aggregates.isEmpty ? "" : " (\(aggregates.joined(separator: ", ")))")
         plan.inMemory = FetchPlan.InMemorySteps(
-            grouping: words, sort: request.sort.isEmpty ? nil : FetchPlan.text(of: request.sort), distinct: request.distinct,
+            grouping: words, having: grouping.having?.source.description,
+            sort: request.sort.isEmpty ? nil : FetchPlan.text(of: request.sort), distinct: request.distinct,
             offset: request.offset, limit: request.limit)
         if !grouping.countsOnly, let aggregation = IndexAggregation(grouping, plan: plan, state: state) {
             plan.inMemory?.keysOf = aggregation.index

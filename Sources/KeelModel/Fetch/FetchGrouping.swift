@@ -28,6 +28,10 @@
 // - `sort` keys are names of the row: `groupBy` keys and aggregates' names. Without `sort` the
 //   rows come in the order of their `groupBy` values, ascending (nulls first), key by key.
 // - `offset`, `limit`, COUNT and `distinct` count the groups' rows.
+// - `having` (Core Data's `havingPredicate`): a predicate over the rows' names (groupBy keys, shown
+//   or not, and aggregates' names; PredicateBinder's `groupRow`), with `havingArgs` for its `%@`;
+//   it drops groups before `sort`, `offset`, `limit`, COUNT and `distinct`. An aggregate compares
+//   as the predicate's `@sum`… of its key would (`FetchGrouping.type(of:)`).
 // - `include` is refused: a group's row embeds no objects. At most 32 `groupBy` keys and 64
 //   aggregates (each group holds an accumulator per aggregate).
 //
@@ -144,6 +148,9 @@ struct FetchGrouping: Sendable {
     let ordering: [SortKey]
     /// A request of only counts of objects, without groupBy: the source's COUNT is the answer.
     let countsOnly: Bool
+    /// `having`, bound over the groups' rows: field `k` is the `k`th groupBy key, field
+    /// `keyCount + a` the `a`th aggregate (`Group.havingRow`).
+    let having: BoundPredicate?
 
     struct Aggregate: Sendable {
         let spec: FetchAggregate
@@ -251,6 +258,23 @@ struct FetchGrouping: Sendable {
         }
         self.ordering = ordering
         self.inputs = inputs
+        if let text = request.having, !text.isEmpty {
+            var binder = PredicateBinder(model: model, args: request.havingArgs, vars: request.vars)
+            var row: [String: (field: Int, type: OperandType)] = [:]
+            for (k, name) in request.groupBy.enumerated() {
+                switch inputs[k].property {
+                case .attribute(let a): row[name] = (k, .attribute(a.type))
+                case .relationship(let r): row[name] = (k, .object(r.destination))
+                }
+            }
+            for (a, aggregate) in aggregates.enumerated() {
+                row[aggregate.spec.name] = (keyCount + a, Self.type(of: aggregate, inputs))
+            }
+            binder.groupRow = row
+            having = try binder.bind(text, to: entity.id)
+        } else {
+            having = nil
+        }
         countsOnly = request.groupBy.isEmpty && aggregates.allSatisfy { $0.spec.function == .count && $0.input == nil }
         source = FetchRequest(
             entity: request.entity, predicate: request.predicate, args: request.args, vars: request.vars,
@@ -269,6 +293,19 @@ struct FetchGrouping: Sendable {
         var mask = [Bool](repeating: false, count: fieldCount)
         for input in inputs where input.firstField < fieldCount { mask[input.firstField] = true }
         return mask
+    }
+
+    /// What an aggregate's value is compared as in `having`: the type the predicate language's
+    /// `@count`, `@sum`… give over the same key.
+    static func type(of aggregate: Aggregate, _ inputs: [KeyPathProjection]) -> OperandType {
+        guard let input = aggregate.input, case .attribute(let key) = inputs[input].property else { return .attribute(.int64) }
+        switch (aggregate.spec.function, key.type) {
+        case (.count, _): return .attribute(.int64)
+        case (.min, let t), (.max, let t): return .attribute(t)
+        case (_, .decimal): return .attribute(.decimal)
+        case (.sum, .int16), (.sum, .int32), (.sum, .int64): return .attribute(.int64)
+        default: return .attribute(.double)
+        }
     }
 
     /// Whether `function` applies to values of `property`.

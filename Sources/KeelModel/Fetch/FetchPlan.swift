@@ -114,6 +114,8 @@ public struct FetchPlan: Sendable {
     public struct InMemorySteps: Sendable {
         /// "group by department.name (headcount = count, payroll = sum of salary)"; nil: not grouped.
         public var grouping: String?
+        /// The groups' `having` predicate as text; nil: none.
+        public var having: String? = nil
         /// The groups' sort in words; nil: none asked.
         public var sort: String?
         public var distinct: Bool
@@ -155,6 +157,7 @@ public struct FetchPlan: Sendable {
         if let limit { parts.append("limit \(limit)") }
         if let inMemory {
             if let grouping = inMemory.grouping { parts.append("\(grouping): in memory") }
+            if let having = inMemory.having { parts.append("having: \(having)") }
             if let sort = inMemory.sort { parts.append("sort: in memory (\(sort))") }
             if inMemory.distinct { parts.append("distinct: in memory") }
             if inMemory.offset > 0 { parts.append("offset \(inMemory.offset)") }

@@ -12,7 +12,8 @@
 //     {"entity":"Employee", "result":"dictionaries", "groupBy":["department.name"],
 //      "properties":["department.name", {"name":"headcount","function":"count"},
 //                    {"name":"payroll","function":"sum","key":"salary"}]}
-// (FetchGrouping.swift: the rules, run by ObjectContext+Grouping.swift).
+// `"having":"payroll > %@", "havingArgs":[20000]` keeps the groups whose row satisfies it (Core
+// Data's `havingPredicate`). (FetchGrouping.swift: the rules, run by ObjectContext+Grouping.swift).
 //
 // Decoding checks kinds only (`BAD_REQUEST` names every problem at once); names are checked when
 // the request meets the model (`NO_SUCH_ENTITY`, `NO_SUCH_PROPERTY`, `PREDICATE`), in
@@ -59,6 +60,13 @@ public struct FetchRequest: Sendable {
     /// name, at its place in `properties` (or after the other properties when `properties` does
     /// not name it).
     public var aggregates: [FetchAggregate] = []
+    /// For grouped rows, the predicate a group's row must satisfy to be returned (Core Data's
+    /// `havingPredicate`): over the rows' names — `groupBy` keys and aggregates' names — with
+    /// `havingArgs` for its `%@` and `vars` for its `$NAME`s. Applied before `sort`, `offset` and
+    /// `limit`.
+    public var having: String? = nil
+    /// What `%@` in `having` takes, in order.
+    public var havingArgs: [JSON] = []
     /// False forces a scan of the hierarchy with the predicate as a filter (tests, benchmarks).
     public var usesIndexes: Bool
 
@@ -84,7 +92,7 @@ public struct FetchRequest: Sendable {
     /// The keys a FETCH, COUNT or EXPLAIN request may carry (`context` is the daemon's).
     public static let keys: Set<String> = [
         "entity", "predicate", "args", "vars", "sort", "limit", "offset", "includeSubentities", "result", "properties",
-        "distinct", "groupBy", "include", "context",
+        "distinct", "groupBy", "having", "havingArgs", "include", "context",
     ]
 
     /// Whether the rows are groups (`groupBy` or aggregates given): ObjectContext+Grouping.swift.
@@ -173,6 +181,10 @@ public struct FetchRequest: Sendable {
             }
         }
         groupBy = names("groupBy") ?? []
+        having = text("having")
+        if let value = members["havingArgs"], !value.isNull {
+            if case .array(let items) = value { havingArgs = items } else { problems.add("\"havingArgs\" must be an array, found \(value.kindName)") }
+        }
         include = names("include") ?? []
         if let value = members["distinct"], !value.isNull {
             if case .bool(let b) = value { distinct = b } else { problems.add("\"distinct\" must be true or false") }
@@ -184,6 +196,11 @@ public struct FetchRequest: Sendable {
             problems.add(
                 (groupBy.isEmpty ? "aggregates in \"properties\" need" : "\"groupBy\" needs")
                     + " \"result\": \"dictionaries\" (a group's row is a dictionary)")
+        }
+        if having != nil, !isGrouped {
+            problems.add("\"having\" filters grouped rows: it needs \"groupBy\" or aggregates in \"properties\"")
+        } else if having == nil, !havingArgs.isEmpty {
+            problems.add("\"havingArgs\" are the arguments of \"having\", which is not given")
         }
         if !problems.isEmpty {
             throw KeelError(.badRequest, "bad fetch request: " + problems.listing(), details: problems.details())

@@ -6,6 +6,11 @@
 // property's source object; string patterns are folded and MATCHES regexes compiled, once.
 // Every refusal is a `PREDICATE` error with the position of the offending piece.
 //
+// A grouped fetch's `having` is bound over its rows instead of an entity (`groupRow`): a key path
+// is one of the rows' names taken whole (`department.name`, `payroll`), read as the row's value at
+// that place; `%@` and `$NAME` as anywhere; SUBQUERY, SELF, `@count`… and keys beyond a name are
+// refused (a group's row holds values, not objects to follow).
+//
 // Inside `SUBQUERY(collection, $x, p)`, `p` is bound with `$x` and SELF both meaning the
 // element (NSPredicate evaluates the subquery predicate on each element), so `$x.age` and `age`
 // read the same.
@@ -27,6 +32,9 @@ public struct PredicateBinder {
     public let vars: [String: JSON]
     public let fetchSource: FetchSource?
     public let limits: PredicateLimits
+    /// Set for a grouped fetch's `having`: the rows' names, each with its place in the row
+    /// (`.field`) and what it holds.
+    var groupRow: [String: (field: Int, type: OperandType)]? = nil
 
     public init(
         model: Model, args: [JSON] = [], vars: [String: JSON] = [:], fetchSource: FetchSource? = nil,
@@ -143,6 +151,7 @@ public struct PredicateBinder {
         var isCollection = false
         switch path.base {
         case .object:
+            if let groupRow { return try bindGroupRowName(path, groupRow) }
             base = .object
             focus = .objects(scope.entity)
         case .variable(let name):
@@ -161,6 +170,9 @@ public struct PredicateBinder {
                 return .raw(try RawConstant(json: value, position: path.position, limits: limits))
             }
         case .subquery(let collectionExpression, let variable, let predicate):
+            if groupRow != nil {
+                throw PredicateError.at(path.position, expected: "a name of the grouped rows (a groupBy key or an aggregate)", found: "SUBQUERY")
+            }
             guard case .keyPath(let collectionPath) = collectionExpression,
                 case .typed(.path(let collection), .object(let element), true, _) = try bindKeyPath(collectionPath, scope, &state),
                 collection.aggregate == nil
@@ -236,6 +248,25 @@ public struct PredicateBinder {
         let bound = BoundKeyPath(
             base: base, steps: Array(steps[..<aggregate.split]), aggregate: (aggregate.function, tail), isCollection: true, source: path)
         return .typed(.path(bound), type, isCollection: false, path: path)
+    }
+
+    /// A name of a grouped fetch's rows, in `having`: the components joined by dots are the name.
+    private func bindGroupRowName(_ path: PredicateKeyPath, _ row: [String: (field: Int, type: OperandType)]) throws(KeelError) -> Operand {
+        let expected = "a name of the grouped rows (a groupBy key or an aggregate)"
+        var keys: [String] = []
+        for (i, component) in path.components.enumerated() {
+            switch component {
+            case .key(let key): keys.append(key)
+            case .aggregate(let function):
+                let position = path.componentPositions.indices.contains(i) ? path.componentPositions[i] : path.position
+                throw PredicateError.at(position, expected: expected, found: function.rawValue)
+            }
+        }
+        let name = keys.joined(separator: ".")
+        guard !keys.isEmpty, let column = row[name] else {
+            throw PredicateError.at(path.position, expected: expected, found: keys.isEmpty ? "SELF" : "\"\(name)\"")
+        }
+        return .typed(.field(column.field), column.type, isCollection: false, path: path)
     }
 
     /// The type an aggregate yields, or why it cannot apply.

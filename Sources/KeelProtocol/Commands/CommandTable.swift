@@ -19,6 +19,8 @@ public enum CommandTable {
         ArgumentSpec("result", .string, "`objects` (default), `ids`, `count` or `dictionaries`"),
         ArgumentSpec("properties", .array, "the properties of `dictionaries` results (key paths through to-ones too: `department.name`), and aggregates `{\"name\":…,\"function\":…,\"key\":…}` (count, sum, avg, min, max); for `objects`, the properties their JSON shows"),
         ArgumentSpec("groupBy", .strings, "with `dictionaries`, one row per group of these keys' values (key paths through to-ones too); `properties` hold these keys and aggregates"),
+        ArgumentSpec("having", .string, "with `groupBy` or aggregates, a predicate each group's row must satisfy, over the rows' names (`payroll > %@`: Core Data's `havingPredicate`)"),
+        ArgumentSpec("havingArgs", .array, "values for `%@` in `having`, in order (`$NAME` in it takes `vars`)"),
         ArgumentSpec("distinct", .boolean, "with `dictionaries`, each distinct row once (`offset` and `limit` count distinct rows)"),
         ArgumentSpec("include", .strings, "relationships (or fetched properties) to embed as objects"),
         ArgumentSpec("context", .string, "the context (default `main`)"),

@@ -24,7 +24,7 @@ struct Query: AsyncParsableCommand {
             'department.name,count(),sum(salary),avg(age)' shows one row per department; an aggregate \
             is count(), count(KEY), sum(KEY), avg(KEY), min(KEY) or max(KEY), its column named as \
             written, and --sort takes it too (--sort 'sum(salary):desc'). Aggregates without \
-            --group-by give one row over every object fetched.
+            --group-by give one row over every object fetched. NAME=sum(salary) names the column             NAME, which --having can test: --group-by department.name --properties             'department.name,n=count(),payroll=sum(salary)' --having 'n >= 2 AND payroll > %@'             --having-arg 10000 keeps the departments it holds for (FETCH's having).
             """)
 
     @OptionGroup var location: Location
@@ -56,6 +56,12 @@ struct Query: AsyncParsableCommand {
     @Option(help: ArgumentHelp("One row per group of these keys' values, comma-separated (FETCH's groupBy).", valueName: "keys"))
     var groupBy: String?
 
+    @Option(help: ArgumentHelp("Keep the groups whose row satisfies this predicate over the group keys and the aggregates' names (FETCH's having).", valueName: "predicate"))
+    var having: String?
+
+    @Option(help: ArgumentHelp("A value for the next %@ of --having: JSON, or else a string.", valueName: "value"))
+    var havingArg: [String] = []
+
     @Flag(help: "Each distinct row of --properties once (FETCH's distinct; needs --properties).")
     var distinct = false
 
@@ -66,6 +72,13 @@ struct Query: AsyncParsableCommand {
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
         if let offset, offset < 0 { throw ValidationError("--offset must not be negative") }
         if distinct, columnsAsked?.isEmpty ?? true { throw ValidationError("--distinct needs --properties") }
+        if having != nil, groupKeys == nil, !(columnsAsked ?? []).contains(where: { Self.aggregate($0) != nil }) {
+            throw ValidationError("--having needs --group-by or an aggregate in --properties")
+        }
+        if !havingArg.isEmpty, having == nil { throw ValidationError("--having-arg needs --having") }
+        for column in columnsAsked ?? [] where column.contains("=") && Self.aggregate(column) == nil {
+            throw ValidationError("--properties \(column): expected NAME=FUNCTION(KEY), FUNCTION one of count, sum, avg, min, max")
+        }
         for key in sort {
             let parts = key.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count <= 3, !parts[0].isEmpty, parts.dropFirst().allSatisfy({ ["asc", "desc", "ci"].contains($0) }) else {
@@ -90,6 +103,8 @@ struct Query: AsyncParsableCommand {
         if noSubentities { members.append(("includeSubentities", false)) }
         if let names = columnsAsked { members.append(("properties", .array(names.map { Self.aggregate($0) ?? .string($0) }))) }
         if let keys = groupKeys { members.append(("groupBy", .array(keys.map(JSON.string)))) }
+        if let having { members.append(("having", .string(having))) }
+        if !havingArg.isEmpty { members.append(("havingArgs", .array(havingArg.map { (try? JSON.parse($0)) ?? .string($0) }))) }
         if valuesOnly { members.append(("result", "dictionaries")) }
         if distinct { members.append(("distinct", true)) }
         return .object(.init(members, uniquingKeysWith: { a, _ in a }))
@@ -110,13 +125,20 @@ struct Query: AsyncParsableCommand {
     }
 
     /// `sum(salary)` → the aggregate `{"name":"sum(salary)","function":"sum","key":"salary"}`
-    /// (`count()` counts objects); nil for a property name.
+    /// (`count()` counts objects); `payroll=sum(salary)` → the same named `payroll`; nil for a
+    /// property name.
     static func aggregate(_ text: String) -> JSON? {
         guard text.hasSuffix(")"), let open = text.firstIndex(of: "(") else { return nil }
-        let function = String(text[..<open])
+        var name = text
+        var function = String(text[..<open])
+        if let equals = function.firstIndex(of: "=") {
+            name = function[..<equals].trimmingCharacters(in: .whitespaces)
+            function = function[function.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty else { return nil }
+        }
         guard FetchAggregate.Function(wire: function) != nil else { return nil }
         let key = text[text.index(after: open)..<text.index(before: text.endIndex)].trimmingCharacters(in: .whitespaces)
-        var members: [(String, JSON)] = [("name", .string(text)), ("function", .string(function))]
+        var members: [(String, JSON)] = [("name", .string(name)), ("function", .string(function))]
         if !key.isEmpty { members.append(("key", .string(key))) }
         return .object(.init(members, uniquingKeysWith: { a, _ in a }))
     }
@@ -133,7 +155,9 @@ struct Query: AsyncParsableCommand {
         }
         if asJSON { return }
         let all = rows.withLock { $0 }
-        let columns = (valuesOnly ? [] : ["$id"]) + (columnsAsked ?? groupKeys ?? Self.columns(of: entity, in: model))
+        // An aggregate's column is its name (`payroll=sum(salary)`: payroll).
+        let asked = columnsAsked?.map { Self.aggregate($0)?["name"]?.stringValue ?? $0 }
+        let columns = (valuesOnly ? [] : ["$id"]) + (asked ?? groupKeys ?? Self.columns(of: entity, in: model))
         let cells = all.map { row in columns.map { Self.cell(row[$0]) } }
         print(Output.table(columns, cells))
         let noun = valuesOnly ? "row" : "object"

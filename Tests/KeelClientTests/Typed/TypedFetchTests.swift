@@ -217,6 +217,18 @@ struct TypedFetchTests {
             #expect(try rows.map { try $0[meanAge] } == [36.5, 43.0, 31.0, 29.0])
             #expect(try rows.map { try $0[youngest] } == [28, 34, 31, 29] as [Int16?])
             #expect(rows.first.map { Array($0.values.keys) } == ["department.name", "headcount", "payroll", "meanAge", "youngest"])
+            // having: the groups whose row satisfies a typed predicate over aggregates and grouped keys.
+            func having(_ predicate: TypedPredicate<Employee>) async throws -> [String?] {
+                try await context.fetchProperties(
+                    Employee.self, Employee.department.name, headcount, payroll, meanAge, youngest, groupedBy: [Employee.department.name],
+                    having: predicate,
+                    sortedBy: .descending(payroll)
+                ).collect().map { try $0[Employee.department.name] }
+            }
+            #expect(try await having(headcount >= 2 && payroll > Decimal(11_350)) == ["Development"])
+            #expect(try await having(Employee.department.name.beginsWith("D")) == ["Development", "Design"])
+            #expect(try await having(youngest.between(30, 35) || meanAge == nil) == ["Sales", "Design"])
+            #expect(try await having(!(headcount == 2) && payroll != Decimal(3900)) == ["Design"])
             // By a to-one: the department's ID; offset and limit count groups.
             let page = try await context.fetchProperties(
                 Employee.self, Employee.department, headcount, groupedBy: [Employee.department], where: Employee.age > 30,

@@ -97,6 +97,60 @@ struct GroupedFetchTests {
         #expect(try c.explain(counts).contains("aggregate (people = count): in memory"))
     }
 
+    @Test("having keeps the groups whose row satisfies it: over aggregates and groupBy keys (shown or not), with havingArgs and vars; before sort, offset, limit and COUNT; without groupBy it filters the one row")
+    func having() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        func names(_ change: (inout FetchRequest) -> Void) throws -> [JSON] {
+            try Self.rows(c, Self.request(Self.byDepartment, change), data.model).map { $0["department.name"] ?? "absent" }
+        }
+        #expect(try names { $0.having = "n >= 2" } == ["Design", "Sales"])
+        // A decimal sum compared with a decimal string argument, and with a number.
+        #expect(try names { $0.having = "payroll > %@"; $0.havingArgs = ["9500"] } == ["Design"])
+        #expect(try names { $0.having = "payroll > %@ AND payroll < %@"; $0.havingArgs = [5200, 9999.5] } == ["Dev", "Sales"])
+        // A groupBy key, the null group, a variable, string operators, NOT and OR.
+        #expect(try names { $0.having = "department.name BEGINSWITH 'D'" } == ["Design", "Dev"])
+        #expect(try names { $0.having = "department.name == nil" } == [.null])
+        #expect(try names { $0.having = "avgAge > $MIN"; $0.vars = ["MIN": 36] } == ["Design", "Dev"])
+        #expect(try names { $0.having = "NOT (first LIKE[c] 'a*') OR oldest == 30" } == [.null, "Design", "Dev", "Sales"])
+        #expect(try names { $0.having = "first IN {'Zed', 'Eve'}" } == [.null, "Dev"])
+        // The window and COUNT count the groups having keeps; sort orders them.
+        var request = try Self.request(Self.byDepartment) {
+            $0.having = "avgAge < 50"
+            $0.sort = [KeelSortDescriptor(key: "payroll", ascending: false)]
+        }
+        #expect(try Self.rows(c, request, data.model).map { $0["department.name"] } == ["Design", "Sales", .null])
+        #expect(try c.count(request) == 3)
+        request.limit = 2
+        #expect(try Self.rows(c, request, data.model).map { $0["department.name"] } == ["Design", "Sales"])
+        #expect(try c.count(request) == 2)
+        let explained = try c.explain(request)
+        #expect(explained.contains("max of age): in memory → having: avgAge < 50 → sort: in memory (payroll descending) → limit 2"), "\(explained)")
+        // A groupBy key the rows do not show; a to-one key compared with an object ID.
+        let hidden = try Self.request([
+            "entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "properties": [["name": "n", "function": "count"]],
+            "having": "department == %@ OR department == nil", "havingArgs": [data.dept(1)],
+        ])
+        #expect(try Self.rows(c, hidden, data.model) == [["n": 1], ["n": 2]])
+        // Without groupBy: the one row, or none.
+        let whole: JSON = ["entity": "Employee", "result": "dictionaries", "properties": [["name": "n", "function": "count"]]]
+        #expect(try Self.rows(c, Self.request(whole) { $0.having = "n == 6" }, data.model) == [["n": 6]])
+        let noRow = try Self.request(whole) { $0.having = "n > 6" }
+        #expect(try c.fetch(noRow).isEmpty)
+        #expect(try c.count(noRow) == 0)
+        // A prepared request: the call's arguments for the predicate, its having as prepared.
+        let prepared = try c.prepare(Self.request(Self.byDepartment) {
+            $0.predicate = "age > %@"
+            $0.args = [0]
+            $0.having = "department.name != nil"
+        })
+        #expect(try c.fetch(prepared, args: [30]).map { $0.json(in: data.model)["department.name"] } == ["Design", "Dev"])
+        #expect(try c.fetch(prepared, args: [20]).map { $0.json(in: data.model)["department.name"] } == ["Design", "Dev", "Sales"])
+        // The wire form.
+        let wire = try FetchRequest(json: ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "having": "name != nil", "havingArgs": []])
+        #expect(wire.having == "name != nil" && wire.havingArgs.isEmpty)
+    }
+
     @Test("the context's pending changes are grouped as any fetch sees them")
     func pendingChanges() throws {
         let data = try FetchTestData()
@@ -221,6 +275,9 @@ struct GroupedFetchTests {
             (["entity": "Employee", "result": "dictionaries", "properties": .array(aggregates)], true),
             (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "predicate": "department IN %@", "args": [[departments[1], departments[3]]],
               "properties": .array(["department"] + aggregates), "sort": [["key": "top", "ascending": false]]], true),
+            // having over groups read from the keys.
+            (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "properties": .array(["department"] + aggregates),
+              "having": "department != nil AND n > %@ AND top >= low", "havingArgs": [100]], true),
             // Not from the keys: a column the index lacks, a filter after it.
             (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "properties": ["department", ["name": "x", "function": "max", "key": "name"]]], false),
             (["entity": "Employee", "result": "dictionaries", "groupBy": ["department"], "predicate": "salary > 100", "properties": ["department", ["name": "n", "function": "count"]]], false),
@@ -326,6 +383,26 @@ struct GroupedFetchTests {
         refused(.noSuchProperty, ["entity": "Employee", "result": "dictionaries", "groupBy": ["department.nmae"]], "no property \"nmae\"")
         refused(.noSuchProperty, ["entity": "Employee", "result": "dictionaries", "properties": [["name": "a", "function": "sum", "key": "salry"]]], "no property \"salry\"")
         refused(.predicate, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "predicate": "age >"], "position 5")
+        // having: only on grouped rows, over their names, each piece refused where it is written.
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": ["name"], "having": "name != nil"], "\"having\" filters grouped rows")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "havingArgs": [1]], "\"havingArgs\" are the arguments of \"having\"")
+        refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "groupBy": ["name"], "having": 3], "\"having\" must be a string")
+        func having(_ text: String, _ args: [JSON] = [], _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            let json: JSON = [
+                "entity": "Employee", "result": "dictionaries", "groupBy": ["department.name"], "properties": ["department.name", count],
+                "having": .string(text), "havingArgs": .array(args),
+            ]
+            refused(.predicate, json, fragment, sourceLocation: sourceLocation)
+        }
+        having("salary > 5", [], "a name of the grouped rows (a groupBy key or an aggregate), found \"salary\"")
+        having("department.code > 5", [], "found \"department.code\"")
+        having("n.@count > 1", [], "found @count")
+        having("SELF == nil", [], "found SELF")
+        having("SUBQUERY(department.employees, $e, $e.age > 1).@count > 0", [], "found SUBQUERY")
+        having("n > %@", [1, 2], "1 argument for the %@")
+        having("n > %@", [], "an argument for %@ number 1")
+        having("n > 'many'", [], "a number (compared with a int64)")
+        having("department.name > $LOW", [], "a value for $LOW in vars")
         let many = JSON.array((0..<65).map { i in ["name": .string("n\(i)"), "function": "count"] })
         refused(.badRequest, ["entity": "Employee", "result": "dictionaries", "properties": many], "at most 32 groupBy keys and 64 aggregates (found 0 and 65)")
         // Refused before anything runs, also with limit 0.
