@@ -33,7 +33,7 @@ struct ErrorCapTests {
         // A small case keeps its shape.
         let one = try c.fails(#"u FETCH {"entity":"Company","colour":1}"#, "BAD_REQUEST")
         guard case .error(_, _, let oneMessage, let oneDetails) = one.final else { return }
-        #expect(oneMessage == #"FETCH: "colour" is not a key of FETCH (it takes "entity", "predicate", "args", "vars", "sort", "limit", "offset", "includeSubentities", "result", "properties", "groupBy", "distinct", "include", "context")"#)
+        #expect(oneMessage == #"FETCH: "colour" is not a key of FETCH (it takes "entity", "predicate", "args", "vars", "sort", "limit", "offset", "includeSubentities", "result", "properties", "groupBy", "having", "havingArgs", "distinct", "include", "context")"#)
         #expect(oneDetails?["problems"]?.arrayValue?.compactMap(\.stringValue) == [String(oneMessage.dropFirst("FETCH: ".count))])
         #expect(oneDetails?["problemCount"]?.intValue == 1)
         #expect(try c.request("p PING").isOK)
