@@ -151,6 +151,69 @@ struct GroupedFetchTests {
         #expect(wire.having == "name != nil" && wire.havingArgs.isEmpty)
     }
 
+    @Test("having from random clauses over the rows' names, mutated by token soup: kept groups are some of the groups, in their order; every refusal a PREDICATE error with a position inside the text")
+    func havingSoup() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let all = try Self.rows(c, Self.request(Self.byDepartment), data.model)
+        let fragments = [
+            "n", "payroll", "ages", "avgAge", "first", "oldest", "department.name", "department", "name", "salary", ".", "@count",
+            "==", "!=", "<", "<=", ">", ">=", "BETWEEN", "IN", "BEGINSWITH", "CONTAINS", "LIKE", "MATCHES", "[c]", "AND", "OR",
+            "NOT", "(", ")", "{", "}", ",", "ANY", "ALL", "SUBQUERY", "$MIN", "$x", "%@", "SELF", "nil", "TRUE", "1", "2", "35.5",
+            "'Sales'", "'D*'", "\"9300\"", "#n", "TRUEPREDICATE",
+        ]
+        let names = ["n", "payroll", "ages", "avgAge", "first", "oldest", "department.name"]
+        let operators = ["==", "!=", "<", "<=", ">", ">=", "BEGINSWITH", "LIKE[c]", "IN", "BETWEEN"]
+        let values = ["1", "2", "35.5", "%@", "$MIN", "nil", "'Sales'", "'D*'", "\"9300\"", "{1, 2}", "{30, 40}", "{'Dev', 'Sales'}"]
+        var (rng, seed) = SeededGenerator.fromEnvironment("GroupedFetchTests.havingSoup")
+        var kept = 0
+        for i in 0..<3_000 {
+            // Clauses of a name, an operator and a value joined by AND/OR, then (half the time) a
+            // fragment inserted or a piece cut.
+            var words: [String] = []
+            for clause in 0..<Int.random(in: 1...3, using: &rng) {
+                if clause > 0 { words.append(Bool.random(using: &rng) ? "AND" : "OR") }
+                words += [names.randomElement(using: &rng) ?? "n", operators.randomElement(using: &rng) ?? "==", values.randomElement(using: &rng) ?? "1"]
+            }
+            for _ in 0..<Int.random(in: 0...2, using: &rng) {
+                if Bool.random(using: &rng) {
+                    words.insert(fragments.randomElement(using: &rng) ?? "", at: Int.random(in: 0...words.count, using: &rng))
+                } else if !words.isEmpty {
+                    words.remove(at: Int.random(in: 0..<words.count, using: &rng))
+                }
+            }
+            let text = words.joined(separator: " ")
+            let args: [JSON] = Bool.random(using: &rng) ? [] : [2, "9300"]
+            let request = try Self.request(Self.byDepartment) {
+                $0.having = text
+                $0.havingArgs = args
+                $0.vars = ["MIN": 30]
+            }
+            do {
+                let rows = try Self.rows(c, request, data.model)
+                var rest = all[...]
+                for row in rows {
+                    guard let at = rest.firstIndex(of: row) else {
+                        Issue.record("seed \(seed) case \(i): \(text) gave \(row), not one of the groups in order")
+                        break
+                    }
+                    rest = rest[(at + 1)...]
+                }
+                kept += rows.count
+            } catch let error as KeelError {
+                #expect(error.code == .predicate, "seed \(seed) case \(i): \(text): \(error)")
+                if case .int(let position)? = error.details?["position"] {
+                    #expect(position >= 0 && position <= text.unicodeScalars.count, "seed \(seed) case \(i): \(text): \(error)")
+                } else {
+                    Issue.record("seed \(seed) case \(i): \(text): no position in \(error)")
+                }
+            } catch {
+                Issue.record("seed \(seed) case \(i): \(text): \(error)")
+            }
+        }
+        #expect(kept > 0, "seed \(seed): no soup kept a group")
+    }
+
     @Test("the context's pending changes are grouped as any fetch sees them")
     func pendingChanges() throws {
         let data = try FetchTestData()
