@@ -121,6 +121,13 @@ struct Flows {
             let name = try row[Employee.department.name] ?? "(no department)"
             print("  \(pad(name, 16)) \(try row[headcount] ?? 0)  \(pad("\(try row[payroll] ?? 0)", 9)) oldest \(try row[oldest].map(String.init) ?? "-")")
         }
+        // having (Core Data's havingPredicate): only the groups whose row holds.
+        let large = try await context.fetchProperties(
+            Employee.self, Employee.department.name, headcount, groupedBy: [Employee.department.name],
+            having: headcount >= 2 && Employee.department.name != nil, where: Employee.company == imported.company,
+            sortedBy: .ascending(Employee.department.name)
+        ).collect()
+        print("Departments with two or more employees: \(try large.map { try $0[Employee.department.name] ?? "" }.joined(separator: ", "))")
         let seoul = try await context.count(
             Employee.self, where: Employee.company == imported.company && Employee.address.equals("seoul", .caseInsensitive))
         print("Employees living in Seoul: \(seoul)")

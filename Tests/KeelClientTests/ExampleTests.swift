@@ -39,6 +39,7 @@ struct ExampleTests {
             "  Development      4  19200.5   oldest 41",
             "  Sales            2  10150.75  oldest 38",
             "  (no department)  1  3100      oldest 23",
+            "Departments with two or more employees: Development, Sales",
             "Employees living in Seoul: 3",
             "How `name BEGINSWITH \"K\"` runs: INDEX Person.name",
             "Moved Lim Nari and Jung Hayoon.",
