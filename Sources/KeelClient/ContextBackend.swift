@@ -50,4 +50,15 @@ public protocol ContextBackend: AnyObject, Sendable {
     func openContext(name: String, child: Bool, mergePolicy: String) async throws(KeelError) -> any ContextBackend
     /// `CONTEXT.CLOSE` (no-op for `main`, which lives as long as its connection or store).
     func close() async
+    /// Change events of every save to the store committed from now on that touches `entities`
+    /// (names, each with its sub-entities; nil: all) — keeld's SUBSCRIBE, or the embedded store's
+    /// own observer; the same events either way. `NO_SUCH_ENTITY` for a name the model lacks.
+    func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent>
+}
+
+extension ContextBackend {
+    /// A backend without change events.
+    public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
+        throw KeelError(.badRequest, "this store gives no change events")
+    }
 }

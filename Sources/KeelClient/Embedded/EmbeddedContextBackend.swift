@@ -203,6 +203,21 @@ public final class EmbeddedContextBackend: ContextBackend {
         }
     }
 
+    public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
+        var followed: Set<EntityID>?
+        if let entities {
+            var ids = Set<EntityID>()
+            for name in entities {
+                guard let entity = model.entity(named: name) else {
+                    throw KeelError(.noSuchEntity, "no entity \(name) in model \(model.name)")
+                }
+                ids.formUnion(entity.family)
+            }
+            followed = ids
+        }
+        return try store.subscribe(entities: followed)
+    }
+
     public func close() async {
         guard name != "main", !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         store.release(name)

@@ -17,6 +17,9 @@ public struct EmbeddedStoreOptions: Sendable {
     public var pendingObjectLimit: Int? = nil
     /// Rows an embedded FETCH hands ahead of its reader before it waits for it.
     public var fetchBufferRows = 256
+    /// Change events a subscriber (`KeelStore.changes`) may fall behind by before the ones it
+    /// missed are replaced by one with `overflow` set (as `KeelConnection.Options`' own).
+    public var eventBufferLength = 1024
     public var logger = Logger(label: "keel.embedded")
 
     public init() {}
@@ -32,6 +35,10 @@ final class EmbeddedStore: Sendable {
     private struct Registry {
         var names: Set<String> = ["main"]
         var closed = false
+        /// Change subscriptions (`subscribe`): each an observer of the object store feeding a
+        /// stream, ended when the store closes.
+        var subscriptions: [Int: (token: ObserverToken, buffer: StreamBuffer<ChangeEvent>)] = [:]
+        var subscriptionsMade = 0
     }
 
     /// Guards the open context names and whether the store is closed.
@@ -80,11 +87,58 @@ final class EmbeddedStore: Sendable {
         _ = registry.withLock { $0.names.remove(name) }
     }
 
-    /// Marks the store closed (later calls fail); true the first time.
+    /// Marks the store closed (later calls fail) and ends its change subscriptions with
+    /// `DISCONNECTED`, as a closed connection ends its own; true the first time.
     func markClosed() -> Bool {
-        registry.withLock { r in
-            defer { r.closed = true }
-            return !r.closed
+        let (first, ended) = registry.withLock { r in
+            defer {
+                r.closed = true
+                r.subscriptions = [:]
+            }
+            return (!r.closed, Array(r.subscriptions.values))
         }
+        for subscription in ended {
+            folder.store.removeObserver(subscription.token)
+            subscription.buffer.finish(KeelError(.disconnected, "the embedded store in \(folder.directory) was closed"))
+        }
+        return first
+    }
+
+    /// Change events of every save committed from now on that touches `entities` (entity IDs,
+    /// sub-entities included by the caller; nil: all), from the object store's observer: the
+    /// events keeld's SUBSCRIBE gives for the same saves, in commit order, once durable.
+    func subscribe(entities: Set<EntityID>?) throws(KeelError) -> KeelStream<ChangeEvent> {
+        let model = self.model
+        let id = registry.withLock { r in
+            r.subscriptionsMade += 1
+            return r.subscriptionsMade
+        }
+        let buffer = StreamBuffer<ChangeEvent>(
+            policy: .dropOnOverflow(limit: max(1, options.eventBufferLength), marker: { ChangeEvent(txn: $0.txn, overflow: true) }),
+            onCancel: { [weak self] in self?.unsubscribe(id) })
+        // Runs on the saving thread under the store's notice lock: only builds and pushes.
+        let token = folder.store.addObserver { record in
+            guard let event = ChangeEvent(record: record, model: model, entities: entities) else { return }
+            _ = buffer.push(.value(event), bytes: 0)
+        }
+        let added = registry.withLock { r -> Bool in
+            guard !r.closed else { return false }
+            r.subscriptions[id] = (token, buffer)
+            return true
+        }
+        guard added else {
+            folder.store.removeObserver(token)
+            throw KeelError(.readOnly, "the embedded store in \(folder.directory) is closed")
+        }
+        return KeelStream(buffer)
+    }
+
+    /// How many change subscriptions are open (each an observer of the object store).
+    var subscriptionCount: Int { registry.withLock { $0.subscriptions.count } }
+
+    /// A subscriber went away (its stream dropped, its task cancelled).
+    private func unsubscribe(_ id: Int) {
+        guard let subscription = registry.withLock({ $0.subscriptions.removeValue(forKey: id) }) else { return }
+        folder.store.removeObserver(subscription.token)
     }
 }

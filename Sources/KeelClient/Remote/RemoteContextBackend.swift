@@ -119,6 +119,10 @@ public final class RemoteContextBackend: ContextBackend {
 
     /// `CONTEXT.CLOSE`; nothing for `main`, and nothing when the connection is gone (the
     /// context went with it).
+    public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
+        try await connection.subscribe(entities: entities)
+    }
+
     public func close() async {
         guard name != "main", connection.isConnected else { return }
         _ = try? await call("CONTEXT.CLOSE")

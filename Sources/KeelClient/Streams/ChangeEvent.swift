@@ -32,6 +32,25 @@ public struct ChangeEvent: Sendable, Equatable {
             deleted: Self.ids(json["deleted"]), overflow: json["overflow"]?.boolValue ?? false)
     }
 
+    /// A save's history record (an embedded store's observer) as the event keeld's `* EVENT` line
+    /// gives for it: restricted to objects of `entities` (nil: all); nil when none is of them.
+    init?(record: HistoryRecord, model: Model, entities: Set<EntityID>?) {
+        func ids(_ list: [ObjectID]) -> [String] {
+            list.filter { entities?.contains($0.entity) ?? true }.map { $0.text(in: model) }
+        }
+        self.init(
+            txn: Int64(record.saveID.rawValue), inserted: ids(record.inserted), updated: ids(record.updated.keys.sorted()),
+            deleted: ids(record.deleted))
+        if inserted.isEmpty, updated.isEmpty, deleted.isEmpty { return nil }
+    }
+
+    /// The IDs of the objects of `type` (or its sub-entities) the transaction inserted.
+    public func inserted<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { inserted.compactMap { KeelID<E>($0) } }
+    /// The IDs of the objects of `type` (or its sub-entities) the transaction updated.
+    public func updated<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { updated.compactMap { KeelID<E>($0) } }
+    /// The IDs of the objects of `type` (or its sub-entities) the transaction deleted.
+    public func deleted<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { deleted.compactMap { KeelID<E>($0) } }
+
     /// The event restricted to objects of `entities` (concrete entity names); nil when none of
     /// its objects is of them. Overflow notices concern every subscription.
     func restricted(to entities: Set<String>?) -> ChangeEvent? {

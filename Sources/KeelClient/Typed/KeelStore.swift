@@ -50,6 +50,23 @@ public final class KeelStore: Sendable {
         return KeelContext(backend: backend, core: core)
     }
 
+    /// Change events of every save committed from now on — by any context, any process — that
+    /// touches objects of `entities` (each with its sub-entities; nil: every entity), restricted
+    /// to those objects, in commit order, once durable: `event.inserted(of: Employee.self)`…
+    /// The same embedded (the store's own observer) and against keeld (SUBSCRIBE). A consumer
+    /// that falls behind by more than the event buffer (`eventBufferLength` of the options) gets
+    /// one event with `overflow` set in place of those it missed: refetch what you show. Ending
+    /// the iteration (or dropping the stream) unsubscribes; closing the store ends it with
+    /// `DISCONNECTED`.
+    public func changes(of entities: [KeelObject.Type]? = nil) async throws(KeelError) -> KeelStream<ChangeEvent> {
+        var names: [String]?
+        if let entities {
+            for type in entities { try core.check(type) }
+            names = entities.map { $0.entity.name }
+        }
+        return try await mainContext.backend.subscribe(entities: names)
+    }
+
     /// Closes the store (embedded: checkpoint, close, unlock the folder; daemon: the
     /// connection). Contexts fail afterwards.
     public func close() async throws(KeelError) {

@@ -13,6 +13,31 @@ import Testing
 
 @Suite("Embedded backend")
 struct EmbeddedBackendTests {
+    @Test("a change subscription is an observer of the object store while its stream lives: dropped with the stream, ended by close; an unknown entity is NO_SUCH_ENTITY")
+    func subscriptionsAreObservers() async throws {
+        let folder = try TestPaths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try await KeelStore.open(dataFolder: folder + "/data", model: TestPaths.model)
+        let backend = try #require(store.mainContext.backend as? EmbeddedContextBackend)
+        let unknown = await #expect(throws: KeelError.self) { _ = try await backend.subscribe(entities: ["Nope"]) }
+        #expect(unknown?.code == .noSuchEntity)
+        do {
+            let events = try await store.changes(of: [Company.self])
+            #expect(backend.store.subscriptionCount == 1)
+            _ = events
+        }
+        #expect(backend.store.subscriptionCount == 0, "the stream was dropped: its observer is removed")
+        let kept = try await store.changes()
+        #expect(backend.store.subscriptionCount == 1)
+        try await store.close()
+        #expect(backend.store.subscriptionCount == 0)
+        var iterator = kept.makeAsyncIterator()
+        let ended = await #expect(throws: KeelError.self) { _ = try await iterator.next() }
+        #expect(ended?.code == .disconnected && ended?.message.contains("was closed") == true)
+        let late = await #expect(throws: KeelError.self) { _ = try await store.changes() }
+        #expect(late?.code == .readOnly)
+    }
+
     @Test("the data folder is locked while open: a second open is BUSY; a bad model is INVALID_MODEL")
     func lock() async throws {
         let folder = try TestPaths.temporaryFolder()
