@@ -117,12 +117,13 @@ public final class RemoteContextBackend: ContextBackend {
         return RemoteContextBackend(connection: connection, name: reply?["context"]?.stringValue ?? name)
     }
 
-    /// `CONTEXT.CLOSE`; nothing for `main`, and nothing when the connection is gone (the
-    /// context went with it).
+    /// The connection's SUBSCRIBE (shared by every subscriber of the connection).
     public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
         try await connection.subscribe(entities: entities)
     }
 
+    /// `CONTEXT.CLOSE`; nothing for `main`, and nothing when the connection is gone (the
+    /// context went with it).
     public func close() async {
         guard name != "main", connection.isConnected else { return }
         _ = try? await call("CONTEXT.CLOSE")

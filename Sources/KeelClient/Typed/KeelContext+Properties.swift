@@ -110,8 +110,8 @@ extension KeelContext {
     /// the sort and the limit.
     public func fetchProperties<E: KeelObject>(
         _ type: E.Type, _ properties: any ProjectableKey<E>..., groupedBy: [any GroupableKey<E>] = [],
-        having: TypedPredicate<E>? = nil, where predicate: TypedPredicate<E>? = nil, sortedBy sorts: TypedSort<E>..., limit: Int? = nil, offset: Int = 0,
-        includesSubentities: Bool = true, distinct: Bool = false
+        having: TypedPredicate<E>? = nil, where predicate: TypedPredicate<E>? = nil, sortedBy sorts: TypedSort<E>...,
+        limit: Int? = nil, offset: Int = 0, includesSubentities: Bool = true, distinct: Bool = false
     ) -> FetchResults<KeelProperties<E>> {
         fetchProperties(
             properties,
