@@ -58,6 +58,9 @@ struct HelpTests {
               model                   Validates a model file, or says whether a model
                                       change is a lightweight migration.
               query                   Runs a FETCH and prints the objects as a table.
+              watch                   Prints each transaction keeld commits, as it happens:
+                                      the objects inserted, updated and deleted (online
+                                      only).
               codegen                 Writes typed Swift for KeelClient, one file per
                                       entity of a model.
 

@@ -20,6 +20,69 @@ struct OnlineTests {
         return (keeld, try Workspace())
     }
 
+    /// Waits (20 s at most) until the file at `path` contains `text`.
+    private static func await(_ text: String, in path: String) -> Bool {
+        let deadline = Date() + 20
+        while Date() < deadline {
+            if ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains(text) { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    /// Waits (20 s at most) for `process` to end; kills it if it does not.
+    private static func finish(_ process: Process) -> Int32? {
+        let deadline = Date() + 20
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else {
+            process.terminate()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    @Test("watch prints each committed transaction on the entities followed, as it happens; --count ends it, --json prints the events' JSON, keeld going away fails it; offline is bad usage")
+    func watch() throws {
+        let (keeld, w) = try Self.started()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        let (process, out, err) = try Keelctl.start(["watch", "--socket", keeld.socketPath, "--entity", "Company", "--count", "2"], in: w.path)
+        #expect(Self.await("keelctl: watching keeld at \(keeld.socketPath) for changes to Company", in: err))
+        let client = try keeld.connect()
+        func ok(_ line: String) throws -> JSON? {
+            let response = try client.request(line)
+            #expect(response.isOK, "\(line): \(response)")
+            return response.payload
+        }
+        let inserted = try #require(try ok(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"A"}]}"#)?["txn"]?.intValue)
+        // A transaction on another entity prints nothing.
+        _ = try ok(#"c BATCH.INSERT {"entity":"Book","objects":[{"uuid":"9b2f0c1e-4a7d-4a51-9a52-0c0b6f1d2e3f","title":"T"}]}"#)
+        _ = try ok(#"u UPDATE {"$id":"Company/1","values":{"name":"B"}}"#)
+        let updated = try #require(try ok("s SAVE")?["txn"]?.intValue)
+        #expect(Self.finish(process) == 0)
+        #expect((try? String(contentsOfFile: out, encoding: .utf8)) == "txn \(inserted): inserted Company/1\ntxn \(updated): updated Company/1\n")
+
+        let unknown = try w.keelctl("watch", "--socket", keeld.socketPath, "--entity", "Nope")
+        #expect(unknown.status == 1 && unknown.stderr.contains("no entity Nope"), "\(unknown)")
+
+        let (jsonProcess, jsonOut, jsonErr) = try Keelctl.start(["watch", "--socket", keeld.socketPath, "--json"], in: w.path)
+        #expect(Self.await("for changes to every entity", in: jsonErr))
+        let second = try #require(try ok(#"d BATCH.INSERT {"entity":"Company","objects":[{"name":"C"}]}"#)?["txn"]?.intValue)
+        #expect(Self.await("\n", in: jsonOut))
+        #expect(keeld.stop() == 0)
+        #expect(Self.finish(jsonProcess) == 1)
+        #expect((try? String(contentsOfFile: jsonOut, encoding: .utf8)) == #"{"txn":\#(second),"inserted":["Company/2"],"updated":[],"deleted":[]}"# + "\n")
+        let stderr = (try? String(contentsOfFile: jsonErr, encoding: .utf8)) ?? ""
+        #expect(stderr.contains("keelctl: keeld at \(keeld.socketPath) went away: "), "\(stderr)")
+
+        let offline = try w.keelctl("watch", "--data", "data")
+        #expect(offline.status == 2 && offline.stderr.contains("watch follows a running keeld: give --socket PATH"), "\(offline)")
+        let gone = try w.keelctl("watch", "--socket", keeld.socketPath)
+        #expect(gone.status == 1 && gone.stderr.contains("cannot work through keeld at"), "\(gone)")
+    }
+
     @Test("compaction while clients save in a loop: every acknowledged save is there afterwards, and verify is clean")
     func compactUnderLoad() throws {
         let (keeld, w) = try Self.started()
