@@ -122,7 +122,7 @@ final class LineWriter: Sendable {
         let fd = regular
             ? open(target + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             : open(target, O_WRONLY | O_APPEND | O_CLOEXEC)  // `/dev/fd/1` of a `>> file`: after what it holds
-        guard fd >= 0 else { throw Failure("cannot write \(regular ? target + ".partial" : target): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw Failure("cannot write \(regular ? target + ".partial" : target): \(FileSystemSupport.errnoText())") }
         path = target
         replacesFile = regular
         descriptor = fd
@@ -144,7 +144,7 @@ final class LineWriter: Sendable {
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress! + done, $0.count - done) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw KeelError(.io, "cannot write \(path ?? "standard output"): \(String(cString: strerror(errno)))") }
+            guard n > 0 else { throw KeelError(.io, "cannot write \(path ?? "standard output"): \(FileSystemSupport.errnoText())") }
             done += n
         }
     }
@@ -160,11 +160,11 @@ final class LineWriter: Sendable {
         guard let path, descriptor != STDOUT_FILENO else { return }
         guard replacesFile else {
             // A device or a pipe: written through; fsync means nothing there (a pipe refuses it).
-            guard close(descriptor) == 0 else { throw Failure("cannot complete \(path): \(String(cString: strerror(errno)))") }
+            guard close(descriptor) == 0 else { throw Failure("cannot complete \(path): \(FileSystemSupport.errnoText())") }
             return
         }
         guard fsync(descriptor) == 0, close(descriptor) == 0, rename(path + ".partial", path) == 0 else {
-            throw Failure("cannot complete \(path): \(String(cString: strerror(errno)))")
+            throw Failure("cannot complete \(path): \(FileSystemSupport.errnoText())")
         }
     }
 

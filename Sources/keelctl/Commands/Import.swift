@@ -84,7 +84,7 @@ struct Import: AsyncParsableCommand {
     static func read(_ file: String) throws(Failure) -> [UInt8] {
         if file == "-" { return [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }
         let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure("cannot read \(file): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw Failure("cannot read \(file): \(FileSystemSupport.errnoText())") }
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
@@ -95,7 +95,7 @@ struct Import: AsyncParsableCommand {
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw Failure("cannot read \(file): \(String(cString: strerror(errno)))") }
+            guard n >= 0 else { throw Failure("cannot read \(file): \(FileSystemSupport.errnoText())") }
             if n == 0 { return bytes }
             bytes.append(contentsOf: chunk[..<n])
         }
