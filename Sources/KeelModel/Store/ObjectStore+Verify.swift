@@ -7,7 +7,8 @@
 // keeps in it. Returns the faults found; an empty list means consistent.
 //
 // Memory: the trees are read in chunks (each its own engine read), so a check holds a chunk of
-// entries, not a tree; what it keeps is per object at most (a link tree's owners).
+// entries, not a tree, and nothing per object (a link tree's owners are checked as their
+// entries come, in key order).
 //
 // A to-one or to-many target that no longer exists is a fault unless the relationship's
 // inverse has delete rule `noAction` (or there is no inverse): that is the dangling reference
@@ -322,14 +323,20 @@ extension ObjectSnapshot {
             let store = layout.storeOf[entity.id.index]
             for (field, name) in layout.links[entity.id.index].enumerated() {
                 guard let name, seenLinks.insert(name).inserted else { continue }
-                var owners: Set<ObjectID> = []
+                // A link key starts with its owner's key, so an owner's entries are adjacent: each
+                // owner is checked once, when its first entry comes, and only the last is kept.
+                var lastOwner: ObjectID? = nil
                 var stray = StrayKeys(store: model.configuration(of: entity.id), tree: name)
-                try forEachEntry(store: store, tree: name) { key, _ in
+                try forEachEntry(store: store, tree: name) { (key, _) throws(KeelError) in
                     // An owner's key and a member's ID (`link/`) or position (`olink/`).
                     if let owner = KeyEncoding.objectID(key), owner.entity.index < model.entities.count,
                         key.count == KeyEncoding.objectKeySize + (name.hasPrefix("olink/") ? 8 : KeyEncoding.objectKeySize)
                     {
-                        owners.insert(owner)
+                        guard owner != lastOwner else { return }
+                        lastOwner = owner
+                        if try object(owner) == nil {
+                            fault("link", owner, name, "\(name) holds entries of missing \(owner.text(in: model))")
+                        }
                         return
                     }
                     stray.add(key, report: report) { key in
@@ -337,9 +344,6 @@ extension ObjectSnapshot {
                     }
                 }
                 stray.finish(report)
-                for owner in owners.sorted() where try object(owner) == nil {
-                    fault("link", owner, name, "\(name) holds entries of missing \(owner.text(in: model))")
-                }
                 _ = field
             }
             for index in entity.indexes + entity.uniqueConstraints {

@@ -152,6 +152,24 @@ struct VerifyStrayKeyTests {
         #expect(faults.contains { $0.kind == "stray" && $0.tree == links }, "\(faults)")
     }
 
+    @Test("link entries of missing owners, an owner's entries across chunks: one link fault per missing owner, in key order")
+    func linkEntriesOfMissingOwners() throws {
+        let (f, _, ids) = try Self.department(of: 2_500)
+        let department = f.model.id("Department")
+        let links = try #require(TreeLayout(model: f.model).links[department.index][f.model.field("Department", "employees")])
+        let missing = [9_001, 9_002, 9_003].map { ObjectID(entity: department, number: UInt64($0)) }
+        try f.store.stores[0].write { txn in
+            let tree = try txn.openTree(links)
+            for (owner, count) in zip(missing, [1_500, 3, 1_200]) {
+                for member in ids.prefix(count) { try tree.put(key: KeyEncoding.objectKey(owner) + KeyEncoding.objectKey(member), value: []) }
+            }
+        }
+        let faults = try f.store.verify()
+        #expect(faults.map(\.description) == missing.map { owner in
+            "link (Default.keel, tree \(links), object \(owner.text(in: f.model))): \(links) holds entries of missing \(owner.text(in: f.model))"
+        }, "\(faults.map(\.description))")
+    }
+
     @Test("an inverse missing from a large to-many is found by a look-up, ordered or not: one inverse fault naming both objects each")
     func inverseMissingFromLargeToMany() throws {
         let (f, sales, ids) = try Self.department(of: 1_500)
