@@ -145,6 +145,14 @@ struct Flows {
         guard let design = try await context.first(Department.self, where: ours && Department.name == "Design") else {
             throw ExampleFailure("no Design department")
         }
+        // Live results (Core Data's NSFetchedResultsController) of Design's employees, and the
+        // change events of Employee objects: both follow the save below as it lands.
+        var live = store.fetchedResults(
+            Employee.self, where: Employee.company == imported.company && Employee.department.name == "Design",
+            sortedBy: .ascending(\.name)
+        ).makeAsyncIterator()
+        let before = try await live.next()?.ids.count ?? 0
+        var events = try await store.changes(of: [Employee.self]).makeAsyncIterator()
         var moved: [String] = []
         for try await employee in context.fetch(
             Employee.self, where: Employee.company == imported.company && Employee.department.name == "Development",
@@ -156,6 +164,16 @@ struct Flows {
         try await context.update(design)
         try await context.save()
         print("Moved \(moved.joined(separator: " and ")).")
+        if let event = try await events.next() {
+            print("Change event: transaction \(event.txn) updated \(event.updated(of: Employee.self).count) employees")
+        }
+        if let snapshot = try await live.next() {
+            var arrived: [String] = []
+            for change in snapshot.difference {
+                if case .insert(_, let id, _) = change { arrived.append(try await context.get(id).name) }
+            }
+            print("Live results, Design's employees: \(before) → \(snapshot.ids.count) (in: \(arrived.sorted().joined(separator: ", ")))")
+        }
         try await listDepartments(imported, "Departments after the move")
     }
 

@@ -43,6 +43,7 @@ struct ExampleTests {
             "Employees living in Seoul: 3",
             "How `name BEGINSWITH \"K\"` runs: INDEX Person.name",
             "Moved Lim Nari and Jung Hayoon.",
+            "Live results, Design's employees: 1 → 3 (in: Jung Hayoon, Lim Nari)",
             "  Design           3  Park Seoyeon, Lim Nari, Jung Hayoon",
             "nullify:  deleting Choi Dohyun takes him out of Management: 1 employee(s) before, 0 after.",
             "deny:     deleting Sales, which has 2 employees, is refused at save: DENY",
@@ -54,6 +55,7 @@ struct ExampleTests {
         }
         #expect(output.range(of: #"cascade:  deleting Kang Jiwoo deletes Employee/\d+, Computer/\d+, Computer/\d+\."#, options: .regularExpression) != nil)
         #expect(output.range(of: #"computers = \["Computer/\d+"\]"#, options: .regularExpression) != nil)
+        #expect(output.range(of: #"Change event: transaction \d+ updated 2 employees"#, options: .regularExpression) != nil)
     }
 
     @Test("against keeld: the flows run, twice on the same daemon, and leave its store consistent")
