@@ -14,17 +14,8 @@ extension KeelConnection {
     /// `NO_SUCH_ENTITY` for a name the model lacks. The stream throws `DISCONNECTED` when the
     /// connection goes.
     public func subscribe(entities: [String]? = nil) async throws(KeelError) -> KeelStream<ChangeEvent> {
-        var followed: Set<String>?
-        if let entities {
-            var names = Set<String>()
-            for name in entities {
-                guard let entity = model.entity(named: name) else {
-                    throw KeelError(.noSuchEntity, "no entity \(name) in model \(model.name)")
-                }
-                for member in entity.family { names.insert(model[member].name) }
-            }
-            followed = names
-        }
+        let model = self.model
+        let followed = try ChangeEvent.followed(entities, in: model).map { Set($0.map { model[$0].name }) }
         let core = self.core
         let id = core.makeSubscriberID()
         let buffer = ChangeBuffer(

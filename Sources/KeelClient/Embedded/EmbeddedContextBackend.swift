@@ -204,18 +204,7 @@ public final class EmbeddedContextBackend: ContextBackend {
     }
 
     public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
-        var followed: Set<EntityID>?
-        if let entities {
-            var ids = Set<EntityID>()
-            for name in entities {
-                guard let entity = model.entity(named: name) else {
-                    throw KeelError(.noSuchEntity, "no entity \(name) in model \(model.name)")
-                }
-                ids.formUnion(entity.family)
-            }
-            followed = ids
-        }
-        return try store.subscribe(entities: followed)
+        try store.subscribe(entities: ChangeEvent.followed(entities, in: model))
     }
 
     public func close() async {

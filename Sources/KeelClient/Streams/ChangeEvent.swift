@@ -62,6 +62,20 @@ public struct ChangeEvent: Sendable, Equatable {
         return event.inserted.isEmpty && event.updated.isEmpty && event.deleted.isEmpty ? nil : event
     }
 
+    /// The entities a subscription to `names` follows: each with its sub-entities; nil for nil
+    /// (every entity). `NO_SUCH_ENTITY` for a name `model` lacks.
+    static func followed(_ names: [String]?, in model: Model) throws(KeelError) -> Set<EntityID>? {
+        guard let names else { return nil }
+        var ids = Set<EntityID>()
+        for name in names {
+            guard let entity = model.entity(named: name) else {
+                throw KeelError(.noSuchEntity, "no entity \(name) in model \(model.name)")
+            }
+            ids.formUnion(entity.family)
+        }
+        return ids
+    }
+
     static func ids(_ json: JSON?) -> [String] {
         (json?.arrayValue ?? []).compactMap(\.stringValue)
     }
