@@ -39,6 +39,11 @@ public struct KeelStream<Element: Sendable>: AsyncSequence, Sendable {
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(KeelError) -> Element? {
             try await owner.buffer.next()
         }
+
+        /// The elements that have already come, without waiting (none when nothing has).
+        mutating func buffered() -> [Element] {
+            owner.buffer.takeBufferedValues()
+        }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {

@@ -9,7 +9,8 @@
 // The first snapshot is the fetch as it is (every ID an insertion). Then, for every committed
 // transaction that may change the result, the fetch runs again and a snapshot comes when its IDs,
 // their order or one of its objects changed — a save that changes nothing the fetch shows gives
-// none. Which transactions: those touching the fetched entity (and its sub-entities) when the
+// none. Transactions whose events have all come by then (a burst of saves) are one fetch and one
+// snapshot, named by the last of them. Which transactions: those touching the fetched entity (and its sub-entities) when the
 // predicate and the sorts read only the object's own attributes; those touching anything when
 // they follow a key path (`department.name`, `employees.@count`, SUBQUERY), since a change to
 // another object can then move an object in or out (Core Data's controller misses those).
@@ -34,7 +35,9 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
         public let difference: CollectionDifference<KeelID<E>>
         /// IDs in `ids` whose objects the transaction changed (their values may differ on screen).
         public let updated: [KeelID<E>]
-        /// The transaction that led to this snapshot; nil for the first (and after an overflow).
+        /// The (last) transaction whose event led to this snapshot; nil for the first (and after
+        /// an overflow). The fetch reads the store as it is then, so saves whose events were still
+        /// on their way may show in it too (their events then give no snapshot of their own).
         public let transaction: Int64?
     }
 
@@ -69,14 +72,17 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
             }
             defer { self.events = events }
             while let event = try await events.next(isolation: actor) {
+                // The events that have come meanwhile (a burst of saves) are one refetch.
+                let burst = [event] + events.buffered()
+                let overflow = burst.contains { $0.overflow }
+                let changed = Set(burst.flatMap(\.updated))
                 try await live.context.refresh()
                 let fresh = try await Self.fetch(request, in: live.context, isolation: actor)
                 let difference = fresh.difference(from: ids)
-                let changed = Set(event.updated)
                 let updated = fresh.filter { changed.contains($0.text) }
-                guard !difference.isEmpty || !updated.isEmpty || event.overflow else { continue }
+                guard !difference.isEmpty || !updated.isEmpty || overflow else { continue }
                 ids = fresh
-                return Snapshot(ids: fresh, difference: difference, updated: updated, transaction: event.overflow ? nil : event.txn)
+                return Snapshot(ids: fresh, difference: difference, updated: updated, transaction: overflow ? nil : burst.last?.txn)
             }
             return nil
         }
