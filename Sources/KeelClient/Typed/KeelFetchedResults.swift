@@ -33,7 +33,8 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
         /// From the previous snapshot's `ids` to these (all insertions in the first): apply it to a
         /// list shown to the user, or read its removals and insertions by offset.
         public let difference: CollectionDifference<KeelID<E>>
-        /// IDs in `ids` whose objects the transaction changed (their values may differ on screen).
+        /// IDs shown before and still in `ids` whose objects the transaction changed (their values
+        /// may differ on screen); one that has just come in is an insertion of `difference` only.
         public let updated: [KeelID<E>]
         /// The (last) transaction whose event led to this snapshot; nil for the first (and after
         /// an overflow). The fetch reads the store as it is then, so saves whose events were still
@@ -79,7 +80,9 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
                 try await live.context.refresh()
                 let fresh = try await Self.fetch(request, in: live.context, isolation: actor)
                 let difference = fresh.difference(from: ids)
-                let updated = fresh.filter { changed.contains($0.text) }
+                // Updated: shown before and still shown (one that has just come in is an insertion).
+                let before = Set(ids)
+                let updated = fresh.filter { changed.contains($0.text) && before.contains($0) }
                 guard !difference.isEmpty || !updated.isEmpty || overflow else { continue }
                 ids = fresh
                 return Snapshot(ids: fresh, difference: difference, updated: updated, transaction: overflow ? nil : burst.last?.txn)

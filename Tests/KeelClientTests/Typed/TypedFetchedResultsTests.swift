@@ -84,6 +84,74 @@ struct TypedFetchedResultsTests {
         }
     }
 
+    /// A seeded generator (SplitMix64): `KEEL_SEED` replays a run.
+    private struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("random saves against a direct fetch (embedded, seeded): each snapshot is the fetch as it then is, its difference turns the last into it, it comes exactly when the result or a shown object changed")
+    func randomSaves() async throws {
+        let rngSeed = ProcessInfo.processInfo.environment["KEEL_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        print("TypedFetchedResultsTests.randomSaves seed \(rngSeed) (KEEL_SEED=\(rngSeed) replays)")
+        var rng = Seeded(state: rngSeed)
+        try await withStore(.embedded) { store in
+            let seed = try await CompanySeed.insert(into: store.mainContext)
+            let request = KeelFetchRequest(Employee.self, where: Employee.age > 30 && Employee.age < 50, sortedBy: [.ascending(\.name)], limit: 6)
+            var results = store.fetchedResults(request).makeAsyncIterator()
+            var shown = try #require(try await results.next()).ids
+            let writer = try await store.newContext()
+            var people = seed.employees.values.sorted()
+            for step in 0..<150 {
+                var touched: KeelID<Employee>? = nil
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0...2:
+                    let id = try #require(try await writer.insert(
+                        Employee(name: "E\(step)", age: Int16.random(in: 20...60, using: &rng), salary: 1, company: seed.company)).objectID)
+                    people.append(id)
+                case 3...5 where !people.isEmpty:
+                    let id = people[Int.random(in: 0..<people.count, using: &rng)]
+                    let employee = try await writer.get(id)
+                    employee.age = Int16.random(in: 20...60, using: &rng)
+                    try await writer.update(employee)
+                    touched = id
+                case 6 where !people.isEmpty:
+                    let id = people.remove(at: Int.random(in: 0..<people.count, using: &rng))
+                    _ = try await writer.delete(id)
+                case 7 where !people.isEmpty:
+                    let id = people[Int.random(in: 0..<people.count, using: &rng)]
+                    let employee = try await writer.get(id)
+                    employee.salary = Decimal(Int.random(in: 1...9_999, using: &rng))
+                    try await writer.update(employee)
+                    touched = id
+                default:
+                    _ = try await writer.insert(Company(name: "C\(step)"))
+                }
+                guard let saved = try await writer.save().transaction else { continue }
+                let checker = try await store.newContext()
+                let expected = try await checker.fetchIDs(
+                    Employee.self, where: Employee.age > 30 && Employee.age < 50, sortedBy: .ascending(\.name), limit: 6
+                ).collect()
+                await checker.close()
+                guard expected != shown || touched.map(shown.contains) == true else { continue }
+                let snapshot = try #require(try await results.next())
+                let context = "seed \(rngSeed) step \(step)"
+                #expect(snapshot.transaction == saved, "\(context): a snapshot of an earlier save")
+                #expect(snapshot.ids == expected, "\(context)")
+                #expect(shown.applying(snapshot.difference) == expected, "\(context)")
+                #expect(snapshot.updated == (touched.map { expected.contains($0) && shown.contains($0) ? [$0] : [] } ?? []), "\(context)")
+                shown = expected
+            }
+            await writer.close()
+        }
+    }
+
     @Test("a burst of saves is one snapshot with all of them; the saves' later events give none", arguments: BackendKind.allCases)
     func burst(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in
