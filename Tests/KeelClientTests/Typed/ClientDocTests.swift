@@ -38,6 +38,33 @@ struct ClientDocTests {
         }
     }
 
+    @Test("change events and live results, as the two snippets of \"Change events\" and \"Live results\" use them", arguments: BackendKind.allCases)
+    func changesAndLiveResults(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            let events = try await store.changes(of: [Employee.self])
+            var shown: [KeelID<Employee>] = []
+            var live = store.fetchedResults(Employee.self, where: Employee.age > 30, sortedBy: .ascending(\.name)).makeAsyncIterator()
+            let first = try #require(try await live.next())
+            shown = shown.applying(first.difference)!
+            let kim = try await context.insert(Employee(name: "Kim", age: 34, salary: 5200))
+            _ = try await context.insert(Employee(name: "Lee", age: 28, salary: 4100))
+            try await context.save()
+            var lines: [String] = []
+            for try await event in events {
+                if event.overflow { continue }
+                for id in event.inserted(of: Employee.self) { lines.append("inserted \(id)") }
+                for id in event.updated(of: Employee.self) { lines.append("updated \(id)") }
+                for id in event.deleted(of: Employee.self) { lines.append("deleted \(id)") }
+                break
+            }
+            #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("inserted Employee/") })
+            let snapshot = try #require(try await live.next())
+            shown = shown.applying(snapshot.difference)!
+            #expect(shown == snapshot.ids && shown == [kim.objectID!] && snapshot.updated.isEmpty)
+        }
+    }
+
     @Test("catching a failed save by code, with its typed details", arguments: BackendKind.allCases)
     func errorHandling(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in
