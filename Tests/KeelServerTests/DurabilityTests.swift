@@ -5,6 +5,7 @@
 
 import Foundation
 import KeelModel
+import KeelStorage
 import KeelTestSupport
 import Testing
 
@@ -41,7 +42,7 @@ struct DurabilityTests {
     func killUnderLoad() throws {
         let seed = Self.seed()
         print("DurabilityTests.killUnderLoad seed \(seed) (KEEL_SEED=\(seed) replays)")
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
         // The smallest checkpoint threshold, so that background checkpoints (the default) run
@@ -75,7 +76,7 @@ struct DurabilityTests {
     func sigtermUnderLoad() throws {
         let seed = Self.seed()
         print("DurabilityTests.sigtermUnderLoad seed \(seed) (KEEL_SEED=\(seed) replays)")
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
         var acknowledged: Set<String> = []
@@ -150,18 +151,5 @@ struct DurabilityTests {
         let pending = try observer.request(#"c FETCH {"entity":"Company","result":"dictionaries","properties":["name"]}"#)
         #expect(!pending.rows.contains { $0["name"]?.stringValue?.hasPrefix("pending-") == true })
         #expect(try observer.request("p PING").isOK)
-    }
-}
-
-/// A small seeded generator (SplitMix64), so a failing run replays with its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

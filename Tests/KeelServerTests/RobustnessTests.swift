@@ -4,6 +4,7 @@
 import Foundation
 import KeelModel
 import KeelProtocol
+import KeelStorage
 import KeelTestSupport
 import Testing
 
@@ -56,7 +57,7 @@ struct RobustnessTests {
     func fuzz() throws {
         let seed = DurabilityTests.seed()
         print("RobustnessTests.fuzz seed \(seed) (KEEL_SEED=\(seed) replays)")
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let keeld = try Keeld()
         defer { keeld.cleanUp() }
         try keeld.start()

@@ -7,6 +7,7 @@
 import Foundation
 import KeelClient
 import KeelSampleModel
+import KeelStorage
 import Testing
 
 @Suite("Typed live results")
@@ -84,23 +85,11 @@ struct TypedFetchedResultsTests {
         }
     }
 
-    /// A seeded generator (SplitMix64): `KEEL_SEED` replays a run.
-    private struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("random saves against a direct fetch (embedded, seeded): each snapshot is the fetch as it then is, its difference turns the last into it, it comes exactly when the result or a shown object changed")
     func randomSaves() async throws {
-        let rngSeed = ProcessInfo.processInfo.environment["KEEL_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        let rngSeed = SeededRandom.seedFromEnvironment()
         print("TypedFetchedResultsTests.randomSaves seed \(rngSeed) (KEEL_SEED=\(rngSeed) replays)")
-        var rng = Seeded(state: rngSeed)
+        var rng = SeededRandom(seed: rngSeed)
         try await withStore(.embedded) { store in
             let seed = try await CompanySeed.insert(into: store.mainContext)
             let request = KeelFetchRequest(Employee.self, where: Employee.age > 30 && Employee.age < 50, sortedBy: [.ascending(\.name)], limit: 6)
