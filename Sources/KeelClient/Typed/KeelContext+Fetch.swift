@@ -29,9 +29,12 @@ extension KeelContext {
         _ type: E.Type, where predicate: TypedPredicate<E>? = nil, sortedBy sorts: TypedSort<E>..., limit: Int? = nil,
         offset: Int = 0, includesSubentities: Bool = true
     ) -> FetchResults<KeelID<E>> {
-        let request = KeelFetchRequest(
-            type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities)
-        return FetchResults(backend: backend, request: request.json(result: "ids")) { (json) throws(KeelError) -> KeelID<E> in
+        fetchIDs(KeelFetchRequest(type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities))
+    }
+
+    /// FETCH of a request with `result: ids`: the IDs, streamed.
+    public func fetchIDs<E: KeelObject>(_ request: KeelFetchRequest<E>) -> FetchResults<KeelID<E>> {
+        FetchResults(backend: backend, request: request.json(result: "ids")) { (json) throws(KeelError) -> KeelID<E> in
             KeelID(unchecked: try KeelObjectID(parsing: json["$id"] ?? .null, "a FETCH row's $id"))
         }
     }

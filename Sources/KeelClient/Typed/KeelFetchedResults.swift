@@ -106,10 +106,7 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
         static func fetch(
             _ request: KeelFetchRequest<E>, in context: KeelContext, isolation actor: isolated (any Actor)?
         ) async throws(KeelError) -> [KeelID<E>] {
-            let results = FetchResults(backend: context.backend, request: request.json(result: "ids")) { (json) throws(KeelError) -> KeelID<E> in
-                KeelID(unchecked: try KeelObjectID(parsing: json["$id"] ?? .null, "a FETCH row's $id"))
-            }
-            return try await results.collect(isolation: actor)
+            try await context.fetchIDs(request).collect(isolation: actor)
         }
     }
 
