@@ -75,51 +75,12 @@ extension AttributeKey where Value == Decimal {
     public func average(as name: String) -> KeelAggregate<Root, Decimal> { KeelAggregate(name, .avg, sortKey) }
 }
 
-// MARK: Comparisons, for `having:` (Core Data's `havingPredicate`)
+// MARK: Comparisons, for `having:` (Core Data's `havingPredicate`): the operators of
+// `ComparisonKey` (TypedPredicate.swift), over the aggregate's name in the group's row.
 
-extension KeelAggregate {
+extension KeelAggregate: ComparisonKey {
     /// The aggregate's name as predicate text (keywords escaped: `#count`).
-    var predicateText: String { PredicateKeyPath.escapedKey(name) }
-
-    public static func == (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
-        .compare(aggregate.predicateText, "==", value.wire)
-    }
-
-    public static func != (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
-        .compare(aggregate.predicateText, "!=", value.wire)
-    }
-
-    /// `aggregate == nil`: no value in the group (avg, min or max over no values).
-    public static func == (aggregate: KeelAggregate, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
-        TypedPredicate("\(aggregate.predicateText) == nil")
-    }
-
-    public static func != (aggregate: KeelAggregate, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
-        TypedPredicate("\(aggregate.predicateText) != nil")
-    }
-}
-
-extension KeelAggregate where Value: Comparable {
-    public static func < (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
-        .compare(aggregate.predicateText, "<", value.wire)
-    }
-
-    public static func <= (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
-        .compare(aggregate.predicateText, "<=", value.wire)
-    }
-
-    public static func > (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
-        .compare(aggregate.predicateText, ">", value.wire)
-    }
-
-    public static func >= (aggregate: KeelAggregate, value: Value) -> TypedPredicate<Root> {
-        .compare(aggregate.predicateText, ">=", value.wire)
-    }
-
-    /// `aggregate BETWEEN {lower, upper}` (inclusive).
-    public func between(_ lower: Value, _ upper: Value) -> TypedPredicate<Root> {
-        TypedPredicate("\(predicateText) BETWEEN %@", [.array([lower.wire, upper.wire])])
-    }
+    public var predicateText: String { PredicateKeyPath.escapedKey(name) }
 }
 
 extension KeelProperties {

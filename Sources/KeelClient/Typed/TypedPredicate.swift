@@ -65,23 +65,34 @@ public struct StringMatch: OptionSet, Sendable, Hashable {
     }
 }
 
-// MARK: Attributes
+// MARK: Attributes and aggregates
 
-extension AttributeKey {
-    public static func == (key: AttributeKey, value: Value) -> TypedPredicate<Root> {
+/// What a typed predicate compares with values of one Swift type: an attribute's key
+/// (`Employee.age`, `Employee.department.name`) or, in `having:`, a group's aggregate
+/// (`Employee.salary.sum(as: "payroll")`). Both get the same operators from here.
+public protocol ComparisonKey<Root, Value>: Sendable {
+    associatedtype Root: KeelObject
+    associatedtype Value: KeelValue
+    /// The key as predicate text (keywords escaped: `#in`).
+    var predicateText: String { get }
+}
+
+extension ComparisonKey {
+    public static func == (key: Self, value: Value) -> TypedPredicate<Root> {
         .compare(key.predicateText, "==", value.wire)
     }
 
-    public static func != (key: AttributeKey, value: Value) -> TypedPredicate<Root> {
+    public static func != (key: Self, value: Value) -> TypedPredicate<Root> {
         .compare(key.predicateText, "!=", value.wire)
     }
 
-    /// `key == nil`: unset (or behind an unset to-one).
-    public static func == (key: AttributeKey, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
+    /// `key == nil`: unset (or behind an unset to-one); for an aggregate, no value in the group
+    /// (avg, min or max over no values).
+    public static func == (key: Self, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
         TypedPredicate("\(key.predicateText) == nil")
     }
 
-    public static func != (key: AttributeKey, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
+    public static func != (key: Self, _: _OptionalNilComparisonType) -> TypedPredicate<Root> {
         TypedPredicate("\(key.predicateText) != nil")
     }
 
@@ -91,20 +102,20 @@ extension AttributeKey {
     }
 }
 
-extension AttributeKey where Value: Comparable {
-    public static func < (key: AttributeKey, value: Value) -> TypedPredicate<Root> {
+extension ComparisonKey where Value: Comparable {
+    public static func < (key: Self, value: Value) -> TypedPredicate<Root> {
         .compare(key.predicateText, "<", value.wire)
     }
 
-    public static func <= (key: AttributeKey, value: Value) -> TypedPredicate<Root> {
+    public static func <= (key: Self, value: Value) -> TypedPredicate<Root> {
         .compare(key.predicateText, "<=", value.wire)
     }
 
-    public static func > (key: AttributeKey, value: Value) -> TypedPredicate<Root> {
+    public static func > (key: Self, value: Value) -> TypedPredicate<Root> {
         .compare(key.predicateText, ">", value.wire)
     }
 
-    public static func >= (key: AttributeKey, value: Value) -> TypedPredicate<Root> {
+    public static func >= (key: Self, value: Value) -> TypedPredicate<Root> {
         .compare(key.predicateText, ">=", value.wire)
     }
 
@@ -119,7 +130,7 @@ extension AttributeKey where Value: Comparable {
     }
 }
 
-extension AttributeKey where Value == String {
+extension ComparisonKey where Value == String {
     public func beginsWith(_ prefix: String, _ options: StringMatch = []) -> TypedPredicate<Root> {
         .compare(predicateText, "BEGINSWITH", .string(prefix), options)
     }
@@ -147,6 +158,8 @@ extension AttributeKey where Value == String {
         .compare(predicateText, "==", .string(text), options)
     }
 }
+
+extension AttributeKey: ComparisonKey {}
 
 // MARK: Relationships
 

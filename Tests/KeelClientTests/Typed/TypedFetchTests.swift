@@ -229,6 +229,17 @@ struct TypedFetchTests {
             #expect(try await having(Employee.department.name.beginsWith("D")) == ["Development", "Design"])
             #expect(try await having(youngest.between(30, 35) || meanAge == nil) == ["Sales", "Design"])
             #expect(try await having(!(headcount == 2) && payroll != Decimal(3900)) == ["Design"])
+            #expect(try await having(headcount.in([2]) && youngest.isIn(28...31)) == ["Development"])
+            // An aggregate of text takes the text operators (max by UTF-8 bytes: Sales "Kim", Development "Park").
+            let lastName = Employee.name.max(as: "lastName")
+            func havingText(_ predicate: TypedPredicate<Employee>) async throws -> [String?] {
+                try await context.fetchProperties(
+                    Employee.self, Employee.department.name, lastName, payroll, groupedBy: [Employee.department.name],
+                    having: predicate, sortedBy: .descending(payroll)
+                ).collect().map { try $0[Employee.department.name] }
+            }
+            #expect(try await havingText(lastName.beginsWith("P") || lastName.like("?im")) == ["Development", "Sales"])
+            #expect(try await havingText(lastName.equals("émile", .caseInsensitive)) == ["HR"])
             // By a to-one: the department's ID; offset and limit count groups.
             let page = try await context.fetchProperties(
                 Employee.self, Employee.department, headcount, groupedBy: [Employee.department], where: Employee.age > 30,
