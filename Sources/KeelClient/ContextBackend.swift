@@ -54,11 +54,20 @@ public protocol ContextBackend: AnyObject, Sendable {
     /// (names, each with its sub-entities; nil: all) — keeld's SUBSCRIBE, or the embedded store's
     /// own observer; the same events either way. `NO_SUCH_ENTITY` for a name the model lacks.
     func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent>
+    /// `BATCH.INSERT`, `BATCH.UPDATE` or `BATCH.DELETE` (`command`) with its request's arguments
+    /// (`{"entity":…,"objects":[…]}`…): one store transaction that bypasses contexts; the reply's
+    /// JSON. keeld runs it, or the embedded store: the same code and the same answers.
+    func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON
 }
 
 extension ContextBackend {
     /// A backend without change events.
     public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
         throw KeelError(.badRequest, "this store gives no change events")
+    }
+
+    /// A backend without batch requests.
+    public func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON {
+        throw KeelError(.badRequest, "this store runs no batch requests")
     }
 }

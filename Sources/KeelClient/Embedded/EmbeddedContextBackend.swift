@@ -207,6 +207,17 @@ public final class EmbeddedContextBackend: ContextBackend {
         try store.subscribe(entities: ChangeEvent.followed(entities, in: model))
     }
 
+    public func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON {
+        guard case .object(let members) = arguments else {
+            throw KeelError(.badRequest, "a batch request's arguments are a JSON object, not \(arguments.kindName)")
+        }
+        // On this context's thread, as keeld runs it on the connection's: a batch commits and
+        // fsyncs (never on the cooperative pool).
+        let objects = store.folder.store
+        let name = command.uppercased()
+        return try await run { (_) throws(KeelError) -> JSON in try BatchCommands.run(name, members, store: objects) }
+    }
+
     public func close() async {
         guard name != "main", !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         store.release(name)

@@ -122,6 +122,10 @@ public final class RemoteContextBackend: ContextBackend {
         try await connection.subscribe(entities: entities)
     }
 
+    public func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON {
+        try await connection.request(command, arguments) ?? [:]
+    }
+
     /// `CONTEXT.CLOSE`; nothing for `main`, and nothing when the connection is gone (the
     /// context went with it).
     public func close() async {

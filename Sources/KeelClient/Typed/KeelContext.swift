@@ -34,14 +34,7 @@ public final class KeelContext: Sendable {
             throw KeelError(.badRequest, "\(type.entity.name) is abstract: insert one of its sub-entities")
         }
         let values = try object.currentValues()
-        var sent: [(String, JSON)] = []
-        for property in type.entity.properties {
-            guard let value = values[property.name] else { continue }
-            // Nothing to say for an empty property without a default: the store starts it empty.
-            if property.defaultValue == nil, value.isNull || value == .array([]) { continue }
-            sent.append((property.name, value))
-        }
-        let text = try await backend.insert(entity: type.entity.name, values: .object(.init(sent, uniquingKeysWith: { a, _ in a })))
+        let text = try await backend.insert(entity: type.entity.name, values: type.insertValues(values))
         object.anyObjectID = try KeelObjectID(parsing: .string(text), "INSERT's $id")
         object.version = 0
         object.snapshot = values

@@ -167,6 +167,18 @@ open class KeelObject: KeelEntity, CustomStringConvertible {
         return values
     }
 
+    /// What an insert sends of `values` (`currentValues()`): every property in the entity's
+    /// order, except an empty one (null, no members) without a default — the store starts it empty.
+    static func insertValues(_ values: OrderedDictionary<String, JSON>) -> JSON {
+        var sent: OrderedDictionary<String, JSON> = [:]
+        for property in entity.properties {
+            guard let value = values[property.name] else { continue }
+            if property.defaultValue == nil, value.isNull || value == .array([]) { continue }
+            sent[property.name] = value
+        }
+        return .object(sent)
+    }
+
     /// The snapshot in canonical wire form (what `currentValues` would give for it): values
     /// re-encoded by their attribute type, embedded objects reduced to their IDs.
     func snapshotValues() -> OrderedDictionary<String, JSON> {

@@ -127,7 +127,7 @@ public enum CommandTable {
                 ArgumentSpec("objects", .array, required: true, "the objects' values"),
             ],
             reply: #"`OK {"inserted":n,"first":"Employee/…","txn":T}`"#,
-            "Inserts many objects in one transaction, validated, inverses kept."),
+            "Inserts many objects in one transaction, validated, inverses kept; they are numbered consecutively from `first`, in the order of `objects`."),
         CommandSpec(
             "BATCH.UPDATE", group: .batch,
             arguments: [

@@ -65,6 +65,26 @@ struct ClientDocTests {
         }
     }
 
+    @Test("batch requests, as the snippet of \"Batch requests\" writes them", arguments: BackendKind.allCases)
+    func batchRequests(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            let acme = try await context.insert(Company(name: "Acme"))
+            let sales = Department(name: "Sales")
+            sales.addToCompanies(acme)
+            try await context.insert(sales)
+            try await context.save()
+            let hires = (1...1000).map { Employee(name: "Hire \($0)", salary: 4000, department: sales.objectID, company: acme.objectID) }
+            let ids = try await store.batchInsert(hires).objectIDs
+            #expect(ids.count == 1000)
+            let updated = try await store.batchUpdate(
+                Employee.self, where: Employee.age >= 65, set: Employee.isManager.to(false), Employee.department.to(nil))
+            #expect(updated.count == 0 && updated.transaction == nil)
+            let gone = try await store.batchDelete(Employee.self, where: Employee.department.name == "Sales").count
+            #expect(gone == 1000)
+        }
+    }
+
     @Test("catching a failed save by code, with its typed details", arguments: BackendKind.allCases)
     func errorHandling(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in

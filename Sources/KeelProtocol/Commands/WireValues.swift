@@ -1,14 +1,15 @@
 // Request JSON to the object store's shapes, for the commands that go to the store directly
-// (BATCH.*): `{"name": wire value}` → field → Value, by the wire encoding of spec/model.md
-// (ValueCodec); relationships as `Entity/N` IDs (to-one: an ID or null; to-many: an array).
+// (BATCH.*, BatchCommands.swift): `{"name": wire value}` → field → Value, by the wire encoding of
+// spec/model.md (ValueCodec); relationships as `Entity/N` IDs (to-one: an ID or null; to-many: an
+// array).
 
-import KeelModel
-import KeelProtocol
+public import Collections
+public import KeelModel
 
-enum WireValues {
-    /// The entity a request names, or NO_SUCH_ENTITY.
-    static func entity(_ request: Request, in model: Model) throws(KeelError) -> Entity {
-        let name = request.arguments["entity"]?.stringValue ?? ""
+public enum WireValues {
+    /// The entity a request's `entity` names, or NO_SUCH_ENTITY.
+    public static func entity(_ arguments: OrderedDictionary<String, JSON>, in model: Model) throws(KeelError) -> Entity {
+        let name = arguments["entity"]?.stringValue ?? ""
         guard let entity = model.entity(named: name) else {
             throw KeelError(.noSuchEntity, "no entity \(name) in model \(model.name)")
         }
@@ -17,7 +18,7 @@ enum WireValues {
 
     /// Decodes one object's values for `entity`. Transient attributes are dropped (they are
     /// never stored).
-    static func decode(_ json: JSON, for entity: Entity, in model: Model) throws(KeelError) -> [Int: Value] {
+    public static func decode(_ json: JSON, for entity: Entity, in model: Model) throws(KeelError) -> [Int: Value] {
         guard let members = json.objectValue else {
             throw KeelError(.badRequest, "values must be a JSON object, not \(json.kindName)")
         }
