@@ -133,6 +133,12 @@ struct Flows {
         print("Employees living in Seoul: \(seoul)")
         let plan = try await context.explain(Employee.self, where: Employee.name.beginsWith("K"), sortedBy: .ascending(\.name))
         print("How `name BEGINSWITH \"K\"` runs: \(plan)")
+        // A batch update (Core Data's NSBatchUpdateRequest): one transaction, no context.
+        let senior = Employee.company == imported.company && Employee.age >= 35
+        let batch = try await store.batchUpdate(Employee.self, where: senior, set: Employee.isManager.to(true))
+        try await context.refresh()  // the batch bypassed the context: read again
+        let managers = try await context.fetch(Employee.self, where: senior && Employee.isManager == true, sortedBy: .ascending(\.name)).collect()
+        print("Batch update, everyone 35 or older is a manager: \(batch.count) updated (\(managers.map(\.name).joined(separator: ", ")))")
     }
 
     // MARK: 4. Moving employees

@@ -42,6 +42,7 @@ struct ExampleTests {
             "Departments with two or more employees: Development, Sales",
             "Employees living in Seoul: 3",
             "How `name BEGINSWITH \"K\"` runs: INDEX Person.name",
+            "Batch update, everyone 35 or older is a manager: 4 updated (Choi Dohyun, Kang Jiwoo, Lee Junho, Yoon Seojun)",
             "Moved Lim Nari and Jung Hayoon.",
             "Live results, Design's employees: 1 → 3 (in: Jung Hayoon, Lim Nari)",
             "  Design           3  Park Seoyeon, Lim Nari, Jung Hayoon",
