@@ -4,6 +4,7 @@
 // cancelling the task that iterates it — unsubscribes, and the last one out sends UNSUBSCRIBE.
 
 public import KeelModel
+import KeelProtocol
 
 extension KeelConnection {
     /// Change events of every transaction committed from now on that touches `entities` (each
@@ -15,7 +16,7 @@ extension KeelConnection {
     /// connection goes.
     public func subscribe(entities: [String]? = nil) async throws(KeelError) -> KeelStream<ChangeEvent> {
         let model = self.model
-        let followed = try ChangeEvent.followed(entities, in: model).map { Set($0.map { model[$0].name }) }
+        let followed = try EventTerms.followed(entities, in: model).map { Set($0.map { model[$0].name }) }
         let core = self.core
         let id = core.makeSubscriberID()
         let buffer = ChangeBuffer(

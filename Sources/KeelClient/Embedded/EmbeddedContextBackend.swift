@@ -204,7 +204,7 @@ public final class EmbeddedContextBackend: ContextBackend {
     }
 
     public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
-        try store.subscribe(entities: ChangeEvent.followed(entities, in: model))
+        try store.subscribe(entities: EventTerms.followed(entities, in: model))
     }
 
     public func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON {

@@ -2,6 +2,7 @@
 // streams (its ROW lines), as values.
 
 import KeelModel
+import KeelProtocol
 
 /// One committed transaction that touched the entities a subscription follows, or the notice
 /// that events were dropped.
@@ -35,13 +36,9 @@ public struct ChangeEvent: Sendable, Equatable {
     /// A save's history record (an embedded store's observer) as the event keeld's `* EVENT` line
     /// gives for it: restricted to objects of `entities` (nil: all); nil when none is of them.
     init?(record: HistoryRecord, model: Model, entities: Set<EntityID>?) {
-        func ids(_ list: [ObjectID]) -> [String] {
-            list.filter { entities?.contains($0.entity) ?? true }.map { $0.text(in: model) }
-        }
-        self.init(
-            txn: Int64(record.saveID.rawValue), inserted: ids(record.inserted), updated: ids(record.updated.keys.sorted()),
-            deleted: ids(record.deleted))
-        if inserted.isEmpty, updated.isEmpty, deleted.isEmpty { return nil }
+        let objects = EventTerms.objects(record, model: model, entities: entities)
+        if objects.isEmpty { return nil }
+        self.init(txn: Int64(record.saveID.rawValue), inserted: objects.inserted, updated: objects.updated, deleted: objects.deleted)
     }
 
     /// The IDs of the objects of `type` (or its sub-entities) the transaction inserted.
@@ -60,20 +57,6 @@ public struct ChangeEvent: Sendable, Equatable {
         }
         let event = ChangeEvent(txn: txn, inserted: keep(inserted), updated: keep(updated), deleted: keep(deleted))
         return event.inserted.isEmpty && event.updated.isEmpty && event.deleted.isEmpty ? nil : event
-    }
-
-    /// The entities a subscription to `names` follows: each with its sub-entities; nil for nil
-    /// (every entity). `NO_SUCH_ENTITY` for a name `model` lacks.
-    static func followed(_ names: [String]?, in model: Model) throws(KeelError) -> Set<EntityID>? {
-        guard let names else { return nil }
-        var ids = Set<EntityID>()
-        for name in names {
-            guard let entity = model.entity(named: name) else {
-                throw KeelError(.noSuchEntity, "no entity \(name) in model \(model.name)")
-            }
-            ids.formUnion(entity.family)
-        }
-        return ids
     }
 
     static func ids(_ json: JSON?) -> [String] {

@@ -10,6 +10,7 @@
 
 import Collections
 import KeelModel
+import KeelProtocol
 import Synchronization
 
 final class Subscription: Sendable {
@@ -96,14 +97,6 @@ final class Subscription: Sendable {
 
     /// The EVENT payload of a record: the followed objects it inserted, updated and deleted.
     func event(_ record: HistoryRecord, model: Model) -> JSON {
-        func ids(_ list: [ObjectID]) -> JSON {
-            .array(list.filter { entities?.contains($0.entity) ?? true }.map { .string($0.text(in: model)) })
-        }
-        return [
-            "txn": .int(Int64(record.saveID.rawValue)),
-            "inserted": ids(record.inserted),
-            "updated": ids(record.updated.keys.sorted()),
-            "deleted": ids(record.deleted),
-        ]
+        EventTerms.event(record, model: model, entities: entities)
     }
 }

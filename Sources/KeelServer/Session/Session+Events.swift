@@ -10,17 +10,7 @@ import KeelProtocol
 
 extension Session {
     func subscribe(_ request: Request) throws(KeelError) -> JSON? {
-        var followed: Set<EntityID>?
-        if let names = request.arguments["entities"]?.arrayValue {
-            var set = Set<EntityID>()
-            for name in names.compactMap(\.stringValue) {
-                guard let entity = server.model.entity(named: name) else {
-                    throw KeelError(.noSuchEntity, "no entity \(name) in model \(server.model.name)")
-                }
-                set.formUnion(entity.family)
-            }
-            followed = set
-        }
+        let followed = try EventTerms.followed(request.arguments["entities"]?.arrayValue?.compactMap(\.stringValue), in: server.model)
         let worker = link.worker
         let replacing = subscription != nil
         let subscription = Subscription(entities: followed, limit: server.limits.subscriberQueueLength) {
@@ -46,7 +36,7 @@ extension Session {
             guard let item = subscription.next() else { return }
             switch item {
             case .overflow(let through):
-                append(.event(["overflow": true, "txn": .int(Int64(through.rawValue))]))
+                append(.event(EventTerms.overflow(through: through)))
             case .record(let record):
                 append(.event(subscription.event(record, model: server.model)))
             }
@@ -72,14 +62,7 @@ extension Session {
             let want = min(remaining, 512)
             let page = try server.store.history(after: last, limit: want)
             for record in page {
-                let row: JSON = [
-                    "txn": .int(Int64(record.saveID.rawValue)),
-                    "time": .string(WireDate.format(record.time)),
-                    "inserted": .array(record.inserted.map { .string($0.text(in: model)) }),
-                    "updated": .array(record.updated.keys.sorted().map { .string($0.text(in: model)) }),
-                    "deleted": .array(record.deleted.map { .string($0.text(in: model)) }),
-                ]
-                try stream(.row(tag: request.tag, row))
+                try stream(.row(tag: request.tag, EventTerms.historyRow(record, model: model)))
             }
             remaining -= page.count
             guard page.count == want, let newest = page.last else { break }
