@@ -117,7 +117,7 @@ extension ObjectContext {
         let grouping = try FetchGrouping(request, model: model)
         var plan = try preparedFetch(grouping.source).plan(in: state, explaining: true)
         let aggregates = grouping.aggregates.map { a in
-            "\(a.spec.name) = \(a.spec.function.rawValue)" + (a.spec.key.map { " of \($0)" } ?? "")
+            "\(a.spec.name) = \(a.spec.function.wireName)" + (a.spec.key.map { " of \($0)" } ?? "")
         }
         let words = (request.groupBy.isEmpty ? "aggregate" : "group by \(request.groupBy.joined(separator: ", "))")
             + (aggregates.isEmpty ? "" : " (\(aggregates.joined(separator: ", ")))")

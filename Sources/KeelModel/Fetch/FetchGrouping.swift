@@ -49,18 +49,8 @@
 
 /// An aggregate of a grouped fetch: Core Data's `NSExpressionDescription` with a function over a key.
 public struct FetchAggregate: Sendable, Hashable {
-    public enum Function: String, Sendable, Hashable, CaseIterable {
-        case count, sum, avg, min, max
-
-        /// The name on the wire (`average` is read as `avg`, Core Data's `average:`).
-        public init?(wire: String) {
-            if wire == "average" {
-                self = .avg
-                return
-            }
-            self.init(rawValue: wire)
-        }
-    }
+    /// The predicate language's collection operators, computed alike (`AggregateAccumulator`).
+    public typealias Function = AggregateFunction
 
     /// The row's key for the value.
     public var name: String
@@ -115,7 +105,7 @@ public struct FetchAggregate: Sendable, Hashable {
             ok = false
         }
         if key == nil, function != .count {
-            problems.add("\(place): \(function.rawValue) needs a \"key\" to aggregate")
+            problems.add("\(place): \(function.wireName) needs a \"key\" to aggregate")
             ok = false
         }
         guard ok else { return nil }
@@ -124,7 +114,7 @@ public struct FetchAggregate: Sendable, Hashable {
 
     /// The wire form, as an item of `properties`.
     public var json: JSON {
-        var members: [(String, JSON)] = [("name", .string(name)), ("function", .string(function.rawValue))]
+        var members: [(String, JSON)] = [("name", .string(name)), ("function", .string(function.wireName))]
         if let key { members.append(("key", .string(key))) }
         return .object(.init(members, uniquingKeysWith: { a, _ in a }))
     }
@@ -327,12 +317,14 @@ struct FetchGrouping: Sendable {
         }
         let wants = spec.function == .min || spec.function == .max ? "a number, date or string attribute" : "a number attribute"
         throw KeelError(
-            .badRequest, "the aggregate \"\(spec.name)\": \(spec.function.rawValue) of \"\(spec.key ?? "")\", \(what), needs \(wants)",
+            .badRequest, "the aggregate \"\(spec.name)\": \(spec.function.wireName) of \"\(spec.key ?? "")\", \(what), needs \(wants)",
             details: ["aggregate": .string(spec.name)])
     }
 }
 
-/// One aggregate's running value over a group's rows.
+/// One aggregate's running value over a group's rows — and over a to-many's values for the
+/// predicate language's `@sum`, `@avg`, `@min` and `@max` (PredicateEvaluator+Paths.swift), so both
+/// order values alike: min and max by `Value.sortCompare` (NaN first), whatever order they come in.
 struct AggregateAccumulator: Sendable {
     let function: FetchAggregate.Function
     private var count = 0
@@ -341,6 +333,15 @@ struct AggregateAccumulator: Sendable {
 
     init(_ function: FetchAggregate.Function) {
         self.function = function
+    }
+
+    /// The predicate language's `employees.@max.salary`: `function` over a to-many's values.
+    /// `@count` counts them all, nulls included (a grouped fetch's `count` of a key skips nulls).
+    static func collection(_ function: AggregateFunction, _ values: [Value]) -> Value {
+        if function == .count { return .int(Int64(values.count)) }
+        var accumulator = AggregateAccumulator(function)
+        for v in values { accumulator.add(v) }
+        return accumulator.value
     }
 
     /// Adds one row's value (`.null` for a null; a `count` of objects is given `.bool(true)`).

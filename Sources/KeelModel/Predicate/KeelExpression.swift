@@ -99,11 +99,24 @@ public struct PredicateKeyPath: Sendable, Hashable {
     }
 }
 
-/// The collection operators of key paths.
+/// The collection operators of key paths (`employees.@sum.salary`), and the functions of a
+/// grouped fetch's aggregates (`FetchAggregate.Function`, named without the `@` on the wire).
 public enum AggregateFunction: String, Sendable, Hashable, CaseIterable {
     case count = "@count"
     case sum = "@sum"
     case avg = "@avg"
     case min = "@min"
     case max = "@max"
+
+    /// The name in a fetch's aggregate (`{"function":"sum"}`).
+    public var wireName: String { String(rawValue.dropFirst()) }
+
+    /// From an aggregate's wire name (`average` is read as `avg`, Core Data's `average:`).
+    public init?(wire: String) {
+        if wire == "average" {
+            self = .avg
+            return
+        }
+        self.init(rawValue: "@" + wire)
+    }
 }

@@ -25,13 +25,13 @@ extension PredicateEvaluator {
         let start = try base(p.base, object)
         guard let aggregate = p.aggregate else { return try walk(p.steps[...], from: start) }
         if aggregate.tail.isEmpty {
-            return .one(Self.aggregate(aggregate.function, try walk(p.steps[...], from: start).elements))
+            return .one(AggregateAccumulator.collection(aggregate.function, try walk(p.steps[...], from: start).elements))
         }
         var values: [Value] = []
         for element in try load(p.steps[...], from: start) {
             if case .one(let v) = try walk(aggregate.tail[...], from: .one(element)) { values.append(v) }
         }
-        return .one(Self.aggregate(aggregate.function, values))
+        return .one(AggregateAccumulator.collection(aggregate.function, values))
     }
 
     private mutating func base(_ base: BoundKeyPath.Base, _ object: StoredObject) throws(KeelError) -> Focus {
@@ -132,26 +132,6 @@ extension PredicateEvaluator {
         field < object.values.count ? object.values[field] : .null
     }
 
-    static func aggregate(_ function: AggregateFunction, _ values: [Value]) -> Value {
-        switch function {
-        case .count: return .int(Int64(values.count))
-        case .sum, .avg:
-            var sum = NumberSum()
-            for v in values { sum.add(v) }
-            return function == .sum ? sum.total : sum.average
-        case .min, .max:
-            var best: Value? = nil
-            for v in values where !v.isNull {
-                guard let current = best else {
-                    best = v
-                    continue
-                }
-                let order = Value.compare(v, current)
-                if function == .min ? order == .orderedAscending : order == .orderedDescending { best = v }
-            }
-            return best ?? .null
-        }
-    }
 }
 
 /// A running sum of numbers of mixed kinds (nil and non-numbers skipped).
