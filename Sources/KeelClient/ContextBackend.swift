@@ -58,12 +58,20 @@ public protocol ContextBackend: AnyObject, Sendable {
     /// (`{"entity":…,"objects":[…]}`…): one store transaction that bypasses contexts; the reply's
     /// JSON. keeld runs it, or the embedded store: the same code and the same answers.
     func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON
+    /// `HISTORY`: the rows (`{"txn":…,"time":…,"inserted":[…],…}`) of the transactions committed
+    /// after `after`, oldest first, at most `limit`; `EXPIRED` when some were pruned.
+    func history(after: Int64, limit: Int) async throws(KeelError) -> [JSON]
 }
 
 extension ContextBackend {
     /// A backend without change events.
     public func subscribe(entities: [String]?) async throws(KeelError) -> KeelStream<ChangeEvent> {
         throw KeelError(.badRequest, "this store gives no change events")
+    }
+
+    /// A backend without history.
+    public func history(after: Int64, limit: Int) async throws(KeelError) -> [JSON] {
+        throw KeelError(.badRequest, "this store keeps no history")
     }
 
     /// A backend without batch requests.

@@ -28,6 +28,22 @@ struct ConfigurationTests {
         #expect(try Self.load(#"{"checkpointInBackground": true}"#).storeOptions.checkpointInBackground)
     }
 
+    @Test("historyRetention: null keeps every record (the default), a count from 0 keeps that many, anything else is refused")
+    func historyRetention() throws {
+        #expect(ServerConfiguration().historyRetention == nil)
+        #expect(try Self.load(#"{"historyRetention": null}"#).historyRetention == nil)
+        #expect(try Self.load(#"{"historyRetention": 0}"#).historyRetention == 0)
+        #expect(try Self.load(#"{"historyRetention": 100000}"#).historyRetention == 100_000)
+        for bad in [#"-1"#, #""ten""#, #"1.5"#, #"true"#] {
+            do {
+                _ = try Self.load(#"{"historyRetention": "# + bad + "}")
+                Issue.record("historyRetention \(bad) was accepted")
+            } catch let error as ConfigurationError {
+                #expect(error.message.contains("historyRetention must be an integer from 0"), "\(error.message)")
+            }
+        }
+    }
+
     @Test("every bad value is named in one error, and nothing is applied from a refused file")
     func badValues() throws {
         do {

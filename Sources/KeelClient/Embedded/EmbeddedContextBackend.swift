@@ -207,6 +207,14 @@ public final class EmbeddedContextBackend: ContextBackend {
         try store.subscribe(entities: EventTerms.followed(entities, in: model))
     }
 
+    public func history(after: Int64, limit: Int) async throws(KeelError) -> [JSON] {
+        let range = try EventTerms.historyRange(["after": .int(after), "limit": .int(Int64(limit))])
+        let objects = store.folder.store
+        return try await run { (_) throws(KeelError) -> [JSON] in
+            try objects.history(after: range.after, limit: range.limit).map { EventTerms.historyRow($0, model: objects.model) }
+        }
+    }
+
     public func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON {
         guard case .object(let members) = arguments else {
             throw KeelError(.badRequest, "a batch request's arguments are a JSON object, not \(arguments.kindName)")

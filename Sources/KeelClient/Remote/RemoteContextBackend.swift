@@ -126,6 +126,12 @@ public final class RemoteContextBackend: ContextBackend {
         try await connection.request(command, arguments) ?? [:]
     }
 
+    public func history(after: Int64, limit: Int) async throws(KeelError) -> [JSON] {
+        var rows: [JSON] = []
+        for try await row in connection.rows("HISTORY", ["after": .int(after), "limit": .int(Int64(limit))]) { rows.append(row) }
+        return rows
+    }
+
     /// `CONTEXT.CLOSE`; nothing for `main`, and nothing when the connection is gone (the
     /// context went with it).
     public func close() async {

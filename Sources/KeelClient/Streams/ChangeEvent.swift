@@ -4,9 +4,26 @@
 import KeelModel
 import KeelProtocol
 
+/// The objects one committed transaction inserted, updated and deleted (`Entity/N` texts), and
+/// the same as typed IDs: `inserted(of: Employee.self)` — a change event's, a history entry's.
+public protocol TransactionObjects {
+    var inserted: [String] { get }
+    var updated: [String] { get }
+    var deleted: [String] { get }
+}
+
+extension TransactionObjects {
+    /// The IDs of the objects of `type` (or its sub-entities) the transaction inserted.
+    public func inserted<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { inserted.compactMap { KeelID<E>($0) } }
+    /// The IDs of the objects of `type` (or its sub-entities) the transaction updated.
+    public func updated<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { updated.compactMap { KeelID<E>($0) } }
+    /// The IDs of the objects of `type` (or its sub-entities) the transaction deleted.
+    public func deleted<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { deleted.compactMap { KeelID<E>($0) } }
+}
+
 /// One committed transaction that touched the entities a subscription follows, or the notice
 /// that events were dropped.
-public struct ChangeEvent: Sendable, Equatable {
+public struct ChangeEvent: TransactionObjects, Sendable, Equatable {
     /// The transaction (for an overflow: the newest one dropped).
     public var txn: Int64
     /// IDs (`Entity/N`) of the objects the transaction inserted, updated and deleted, limited
@@ -41,13 +58,6 @@ public struct ChangeEvent: Sendable, Equatable {
         self.init(txn: Int64(record.saveID.rawValue), inserted: objects.inserted, updated: objects.updated, deleted: objects.deleted)
     }
 
-    /// The IDs of the objects of `type` (or its sub-entities) the transaction inserted.
-    public func inserted<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { inserted.compactMap { KeelID<E>($0) } }
-    /// The IDs of the objects of `type` (or its sub-entities) the transaction updated.
-    public func updated<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { updated.compactMap { KeelID<E>($0) } }
-    /// The IDs of the objects of `type` (or its sub-entities) the transaction deleted.
-    public func deleted<E: KeelObject>(of type: E.Type) -> [KeelID<E>] { deleted.compactMap { KeelID<E>($0) } }
-
     /// The event restricted to objects of `entities` (concrete entity names); nil when none of
     /// its objects is of them. Overflow notices concern every subscription.
     func restricted(to entities: Set<String>?) -> ChangeEvent? {
@@ -65,7 +75,7 @@ public struct ChangeEvent: Sendable, Equatable {
 }
 
 /// One transaction of the store's history (a HISTORY row).
-public struct HistoryEntry: Sendable, Equatable {
+public struct HistoryEntry: TransactionObjects, Sendable, Equatable {
     public var txn: Int64
     /// When it committed, as the daemon wrote it (ISO 8601, UTC).
     public var time: String

@@ -208,5 +208,8 @@ extension ObjectStore {
             try session.put(store, TreeLayout.meta, key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(last))
         }
         for key in doomed { try session.delete(store, TreeLayout.history, key: key) }
+        if let newest = doomed.last.flatMap({ KeyEncoding.readU64($0) }) {
+            try session.put(store, TreeLayout.meta, key: Array(MetaKey.historyPruned.utf8), value: KeyEncoding.u64(newest))
+        }
     }
 }

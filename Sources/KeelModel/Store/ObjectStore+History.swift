@@ -233,12 +233,28 @@ extension ObjectStore {
 
     /// The history records of saves after `after`, oldest first, at most `limit`: each store's
     /// `$history` (a single-store save keeps its record in its store) read in one snapshot of
-    /// them all and merged by save id.
+    /// them all and merged by save id. `EXPIRED` when a record after `after` was pruned (the
+    /// answer would have a gap): the caller must read the objects again.
     public func history(after: SaveID, limit: Int? = nil) throws(KeelError) -> [HistoryRecord] {
         let limit = limit ?? .max
         guard after.rawValue < .max, limit > 0 else { return [] }
         let snapshot = try self.snapshot()
         defer { snapshot.close() }
+        var pruned: UInt64 = 0
+        for s in stores.indices {
+            pruned = max(pruned, try snapshot.read(store: s) { (txn) throws(KeelError) -> UInt64 in
+                try untyped { () throws -> UInt64 in
+                    try txn.tree(TreeLayout.meta)?.get(Array(MetaKey.historyPruned.utf8)).flatMap(KeyEncoding.readU64) ?? 0
+                }
+            })
+        }
+        guard pruned <= after.rawValue else {
+            let last = try snapshot.lastSaveID().rawValue
+            throw KeelError(
+                .expired,
+                "the history after transaction \(after.rawValue) is gone (records through \(pruned) were pruned): read the objects again, then follow the history after \(last)",
+                details: ["after": .int(Int64(after.rawValue)), "prunedThrough": .int(Int64(pruned)), "last": .int(Int64(last))])
+        }
         var out: [HistoryRecord] = []
         for s in stores.indices {
             let records = try snapshot.read(store: s) { (txn) throws(KeelError) -> [HistoryRecord] in
@@ -279,9 +295,11 @@ extension ObjectStore {
                         guard let tree = try txn.tree(TreeLayout.history) else { return 0 }
                         let doomed = try Self.historyKeys(in: tree, through: bound)
                         for key in doomed { try tree.delete(key: key) }
-                        // The newest record went too: the counter is kept in `$meta save`.
-                        if let newest = doomed.last.flatMap({ KeyEncoding.readU64($0) }), try tree.count() == 0 {
-                            try txn.openTree(TreeLayout.meta).put(key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(newest))
+                        if let newest = doomed.last.flatMap({ KeyEncoding.readU64($0) }) {
+                            let meta = try txn.openTree(TreeLayout.meta)
+                            try meta.put(key: Array(MetaKey.historyPruned.utf8), value: KeyEncoding.u64(newest))
+                            // The newest record went too: the counter is kept in `$meta save`.
+                            if try tree.count() == 0 { try meta.put(key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(newest)) }
                         }
                         return doomed.count
                     }

@@ -152,5 +152,8 @@ enum MetaKey {
     /// Where the counter is kept when the store's newest history record is pruned (format 1: the
     /// last save id, in the primary), u64 BE. `ObjectStore.lastSave` reads it.
     static let save = "save"
+    /// The newest save id whose history record pruning removed from this store, u64 BE: HISTORY
+    /// after an older save is refused (EXPIRED) rather than answered with a gap.
+    static let historyPruned = "history.pruned"
     /// `ids/<Entity>` in the entity's store: the reserved object-number mark, u64 BE.
 }

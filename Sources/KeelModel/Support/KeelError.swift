@@ -38,6 +38,9 @@ public struct KeelError: Error, Sendable, CustomStringConvertible {
         public static let invalidModel = Code(rawValue: "INVALID_MODEL")
         /// The store was created with another model and cannot be migrated to this one.
         public static let modelMismatch = Code(rawValue: "MODEL_MISMATCH")
+        /// HISTORY after a transaction whose successors' records were pruned (Core Data's expired
+        /// history token): `details.prunedThrough` is the newest pruned; read the objects again.
+        public static let expired = Code(rawValue: "EXPIRED")
     }
 
     public var code: Code

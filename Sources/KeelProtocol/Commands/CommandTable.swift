@@ -162,7 +162,7 @@ public enum CommandTable {
                 ArgumentSpec("limit", .integer, "at most this many"),
             ],
             reply: #"`ROW {"txn":T,"time":"…","inserted":[…],"updated":[…],"deleted":[…]}`… then `OK`"#,
-            "The transactions committed after one."),
+            "The transactions committed after one, oldest first. When records after `after` were pruned (keeld's `historyRetention`), the answer would have a gap: `ERR EXPIRED` instead, `details` `{\"after\":A,\"prunedThrough\":P,\"last\":L}` — read the objects again, then follow the history after `L`."),
         // Administration
         CommandSpec(
             "STATS", group: .admin,

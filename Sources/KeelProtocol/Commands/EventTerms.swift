@@ -4,6 +4,7 @@
 // an event lists the same objects, in the same order, embedded and over the socket
 // (spec/protocol.md, "Changes and history").
 
+public import Collections
 public import KeelModel
 
 public enum EventTerms {
@@ -54,6 +55,19 @@ public enum EventTerms {
     /// The `* EVENT` line's JSON that stands for the events dropped through `through`.
     public static func overflow(through: SaveID) -> JSON {
         ["overflow": true, "txn": .int(Int64(through.rawValue))]
+    }
+
+    /// HISTORY's `after` (a transaction number from 0) and `limit` (nil: no limit), checked.
+    public static func historyRange(_ arguments: OrderedDictionary<String, JSON>) throws(KeelError) -> (after: SaveID, limit: Int?) {
+        guard let after = arguments["after"]?.intValue, after >= 0 else {
+            throw KeelError(.badRequest, "HISTORY: \"after\" must be a transaction number from 0")
+        }
+        var limit: Int?
+        if let value = arguments["limit"] {
+            guard let n = value.intValue, n >= 0 else { throw KeelError(.badRequest, "HISTORY: \"limit\" must be a whole number from 0") }
+            limit = Int(clamping: n)
+        }
+        return (SaveID(rawValue: UInt64(after)), limit)
     }
 
     /// A HISTORY row's JSON for `record`: every object, and when it committed.

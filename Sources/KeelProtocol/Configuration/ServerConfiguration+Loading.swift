@@ -106,6 +106,8 @@ extension ServerConfiguration {
                 if let i = integer(key, value, min: 1 << 16) { checkpointThresholdBytes = UInt64(i) }
             case "checkpointInBackground":
                 if let b = value.boolValue { checkpointInBackground = b } else { problems.add("checkpointInBackground must be true or false") }
+            case "historyRetention":
+                if value.isNull { historyRetention = nil } else if let i = integer(key, value, min: 0, max: Int64(Int32.max)) { historyRetention = Int(i) }
             case "limits":
                 applyLimits(value, &problems)
             case "backupDirectory":

@@ -33,6 +33,9 @@ public struct ServerConfiguration: Sendable {
     /// Whether the checkpoint a SAVE triggers runs on each store's background checkpointer
     /// (true, as an embedded ObjectStore does) or on the thread of the SAVE that triggered it.
     public var checkpointInBackground: Bool = true
+    /// History records kept (HISTORY's transactions): the oldest are pruned in each save beyond
+    /// this many; nil keeps every one. HISTORY after a pruned one is `EXPIRED`.
+    public var historyRetention: Int? = nil
     public var limits = ServerLimits()
     /// Where BACKUP writes its copies (a BACKUP `path` is a name under it).
     public var backupDirectory: String = ".keel/backups"

@@ -156,10 +156,11 @@ private struct Prepared: Sendable {
     /// socket path.
     static func make(_ configuration: ServerConfiguration, logger: Logger) throws(StartupFailure) -> Prepared {
         let folder: DataFolder
+        var options = ObjectStoreOptions(storage: configuration.storeOptions)
+        options.historyRetention = configuration.historyRetention
         do throws(DataFolderError) {
             folder = try DataFolder.open(
-                directory: configuration.dataDirectory, modelPath: configuration.modelPath,
-                options: ObjectStoreOptions(storage: configuration.storeOptions), logger: logger)
+                directory: configuration.dataDirectory, modelPath: configuration.modelPath, options: options, logger: logger)
         } catch {
             throw StartupFailure(error.message)
         }

@@ -47,15 +47,9 @@ extension Session {
     }
 
     func history(_ request: Request) throws(KeelError) -> JSON? {
-        guard let after = request.arguments["after"]?.intValue, after >= 0 else {
-            throw KeelError(.badRequest, "HISTORY: \"after\" must be a transaction number from 0")
-        }
-        var remaining = Int.max
-        if let limit = request.arguments["limit"]?.intValue {
-            guard limit >= 0 else { throw KeelError(.badRequest, "HISTORY: \"limit\" must not be negative") }
-            remaining = Int(clamping: limit)
-        }
-        var last = SaveID(rawValue: UInt64(after))
+        let range = try EventTerms.historyRange(request.arguments)
+        var remaining = range.limit ?? .max
+        var last = range.after
         let model = server.model
         // In pages, streamed: a long history is never held whole.
         while remaining > 0 {

@@ -53,6 +53,7 @@ final class TypedStore {
         self.keeld = keeld
     }
 
+    /// `options` is the embedded store's; a daemon is configured with its `historyRetention`.
     static func open(_ kind: BackendKind, options: EmbeddedStoreOptions = EmbeddedStoreOptions()) async throws -> TypedStore {
         switch kind {
         case .embedded:
@@ -62,6 +63,8 @@ final class TypedStore {
         case .daemon:
             let keeld = try Keeld()
             do {
+                // The store settings a daemon takes from its configuration, as the embedded one has them.
+                if let retention = options.store.historyRetention { try keeld.configure(["historyRetention": retention]) }
                 try keeld.start()
                 let store = try await KeelStore.connect(socket: keeld.socketPath, clientName: "KeelClientTests")
                 return TypedStore(kind: kind, folder: keeld.folder, dataPath: keeld.dataPath, store: store, keeld: keeld)

@@ -85,6 +85,27 @@ struct ClientDocTests {
         }
     }
 
+    @Test("catching up through the history, as the snippet of \"History\" pages it", arguments: BackendKind.allCases)
+    func historyPaging(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            for i in 0..<5 {
+                try await context.insert(Company(name: "C\(i)"))
+                try await context.save()
+            }
+            let savedToken: Int64 = 0
+            var applied: [Int64] = []
+            func apply(_ entry: HistoryEntry) { applied.append(entry.txn) }
+            var lastSeen: Int64 = savedToken
+            while case let page = try await store.history(after: lastSeen, limit: 2), let last = page.last {
+                for entry in page { apply(entry) }
+                lastSeen = last.txn
+            }
+            #expect(applied.count == 5 && applied == applied.sorted())
+            #expect(lastSeen == applied.last)
+        }
+    }
+
     @Test("catching a failed save by code, with its typed details", arguments: BackendKind.allCases)
     func errorHandling(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in

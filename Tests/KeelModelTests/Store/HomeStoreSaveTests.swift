@@ -80,7 +80,8 @@ struct HomeStoreSaveTests {
         #expect(try f.store.history(after: SaveID(rawValue: 1), limit: 3).map(\.saveID.rawValue) == [2, 3, 4])
         #expect(try f.store.history(after: SaveID(rawValue: 6)).isEmpty)
         #expect(try f.store.pruneHistory(keeping: 2) == 4)
-        #expect(try f.store.history(after: SaveID(rawValue: 0)).map(\.saveID.rawValue) == [5, 6])
+        #expect(try f.store.history(after: SaveID(rawValue: 4)).map(\.saveID.rawValue) == [5, 6])
+        Self.expectExpired(f.store, after: 3, prunedThrough: 4, last: 6)
         #expect(try Self.historyKeys(f.store.stores[0]).isEmpty)
         try f.expectConsistent()
     }
@@ -109,12 +110,15 @@ struct HomeStoreSaveTests {
         g.options = options
         try g.reopen(afterClose: true)
         #expect(try Self.insertBuilding(g.store, model, "Depot").saveID == SaveID(rawValue: 5))
-        // Save 4's record, in the primary, goes at the primary's next save.
-        #expect(try g.store.history(after: SaveID(rawValue: 0)).map(\.saveID.rawValue) == [4])
+        // Save 4's record, in the primary, goes at the primary's next save; history after 4 is
+        // incomplete already (5's went), so only after 5 is answered.
+        #expect(try g.store.history(after: SaveID(rawValue: 5)).isEmpty)
+        Self.expectExpired(g.store, after: 4, prunedThrough: 5, last: 5)
         try g.reopen()
         #expect(g.store.lastSaveID == SaveID(rawValue: 5))
         #expect(try Self.insertDesk(g.store, model, 3).saveID == SaveID(rawValue: 6))
-        #expect(try g.store.history(after: SaveID(rawValue: 0)).isEmpty)
+        #expect(try g.store.history(after: SaveID(rawValue: 6)).isEmpty)
+        Self.expectExpired(g.store, after: 0, prunedThrough: 6, last: 6)
         try g.expectConsistent()
     }
 
@@ -128,7 +132,20 @@ struct HomeStoreSaveTests {
         #expect(try Self.historyKeys(f.store.stores[0]) == [5])
         #expect(try Self.historyKeys(f.store.stores[Self.sites]) == [3, 4], "pruned at that store's next save")
         _ = try Self.insertBuilding(f.store, model, "B4")
-        #expect(try f.store.history(after: SaveID(rawValue: 0)).map(\.saveID.rawValue) == [5, 6])
+        #expect(try f.store.history(after: SaveID(rawValue: 4)).map(\.saveID.rawValue) == [5, 6])
+        Self.expectExpired(f.store, after: 3, prunedThrough: 4, last: 6)
+    }
+
+    /// HISTORY after `after` is refused with EXPIRED, naming the newest pruned and the last save.
+    static func expectExpired(_ store: ObjectStore, after: UInt64, prunedThrough: UInt64, last: UInt64, sourceLocation: SourceLocation = #_sourceLocation) {
+        do throws(KeelError) {
+            let records = try store.history(after: SaveID(rawValue: after))
+            Issue.record("history after \(after) gave \(records.map(\.saveID.rawValue)) with a gap", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.code == .expired, "\(error)", sourceLocation: sourceLocation)
+            #expect(error.details?["prunedThrough"]?.intValue == Int64(prunedThrough), "\(error)", sourceLocation: sourceLocation)
+            #expect(error.details?["last"]?.intValue == Int64(last), "\(error)", sourceLocation: sourceLocation)
+        }
     }
 
     @Test("I1: 8 threads saving to both stores share each store's fsyncs; observers hear every save once, in save order, and all survive a reopen")

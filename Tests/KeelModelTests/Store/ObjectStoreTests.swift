@@ -262,10 +262,12 @@ struct ObjectStoreTests {
         f.store.removeObserver(token)
         for i in 0..<3 { try f.insert("Department", ["name": .string("D\(i)")]) }
         #expect(heard.withLock { $0.count } == 3)
-        let all = try f.store.history(after: SaveID(rawValue: 0))
+        let all = try f.store.history(after: SaveID(rawValue: 3))
         #expect(all.map(\.saveID.rawValue) == [4, 5, 6])
+        HomeStoreSaveTests.expectExpired(f.store, after: 2, prunedThrough: 3, last: 6)
         #expect(try f.store.pruneHistory(keeping: 1) == 2)
-        #expect(try f.store.history(after: SaveID(rawValue: 0)).map(\.saveID.rawValue) == [6])
+        #expect(try f.store.history(after: SaveID(rawValue: 5)).map(\.saveID.rawValue) == [6])
+        HomeStoreSaveTests.expectExpired(f.store, after: 4, prunedThrough: 5, last: 6)
     }
 
     @Test("observers are called in the order they were added, a removed one no more, one added later last")
