@@ -13,10 +13,7 @@ public import Collections
 public import KeelModel
 
 public enum BatchCommands {
-    /// The commands, by name.
-    public static let names: Set<String> = ["BATCH.INSERT", "BATCH.UPDATE", "BATCH.DELETE"]
-
-    /// Runs the batch command `command` (one of `names`) with its request's arguments against
+    /// Runs the batch command `command` (BATCH.INSERT, BATCH.UPDATE or BATCH.DELETE) with its request's arguments against
     /// `store`, and gives the reply's JSON.
     public static func run(_ command: String, _ arguments: OrderedDictionary<String, JSON>, store: ObjectStore) throws(KeelError) -> JSON {
         switch command {
