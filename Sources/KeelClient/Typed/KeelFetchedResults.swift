@@ -15,6 +15,12 @@
 // they follow a key path (`department.name`, `employees.@count`, SUBQUERY), since a change to
 // another object can then move an object in or out (Core Data's controller misses those).
 //
+// Sections (Core Data's `sectionNameKeyPath`): `sectionedBy: Employee.department.name` splits the
+// IDs into runs of equal values of that key — the first sort must be by it, as Core Data requires —
+// and a snapshot comes also when only the sections changed (a department renamed). The values are
+// read by a second fetch of the same request in the same refreshed context (`dictionaries` of the
+// key), whose rows come in the same order: ties in a sort are broken by object ID.
+//
 // How: the sequence has a context of its own (the saves of every context and process show in it
 // at each `refresh()`; nothing pending in the application's contexts does) and follows the
 // store's change events (`KeelStore.changes`), subscribed before the first fetch so that no save
@@ -40,36 +46,65 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
         /// an overflow). The fetch reads the store as it is then, so saves whose events were still
         /// on their way may show in it too (their events then give no snapshot of their own).
         public let transaction: Int64?
+        /// The runs of equal values of the `sectionedBy` key, in order; nil without one.
+        public let sections: [Section]?
+    }
+
+    /// A run of `ids` with one value of the section key (Core Data's `NSFetchedResultsSectionInfo`).
+    public struct Section: Sendable, Hashable {
+        /// The key's value for the section's objects, in wire form (null: none).
+        public let value: JSON
+        /// Where the section's objects are in the snapshot's `ids`.
+        public let range: Range<Int>
+
+        /// The section's name: a text value as it is, another as its wire text (an ID
+        /// `Department/2`, a number, a date…); nil for null.
+        public var name: String? {
+            switch value {
+            case .null: nil
+            case .string(let s): s
+            default: value.serialized()
+            }
+        }
     }
 
     let store: KeelStore
     let request: KeelFetchRequest<E>
+    let sectionKey: (any GroupableKey<E>)?
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(store: store, request: request)
+        AsyncIterator(store: store, request: request, sectionKey: sectionKey)
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let store: KeelStore
         let request: KeelFetchRequest<E>
+        let sectionKey: (any GroupableKey<E>)?
         private var live: Live?
         private var events: KeelStream<ChangeEvent>.AsyncIterator?
         private var ids: [KeelID<E>] = []
+        private var sections: [Section]?
 
-        init(store: KeelStore, request: KeelFetchRequest<E>) {
+        init(store: KeelStore, request: KeelFetchRequest<E>, sectionKey: (any GroupableKey<E>)?) {
             self.store = store
             self.request = request
+            self.sectionKey = sectionKey
         }
 
         /// The next snapshot: the first at once, then one per save that changes the result.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(KeelError) -> Snapshot? {
             guard let live, var events else {
+                if let sectionKey, request.sortedBy.first?.key != sectionKey.propertyName {
+                    throw KeelError(
+                        .badRequest,
+                        "live results sectioned by \(sectionKey.propertyName) must be sorted by it first (sortedBy: .ascending(…) of the same key), as Core Data's sectionNameKeyPath")
+                }
                 // Subscribed first, then fetched: a save between the two comes as an event.
                 let context = try await store.newContext(name: store.core.nextContextName("fetched-results"))
                 self.live = Live(context)
-                self.events = try await store.changes(of: Self.followsKeyPaths(request) ? nil : [E.self]).makeAsyncIterator()
-                ids = try await Self.fetch(request, in: context, isolation: actor)
-                return Snapshot(ids: ids, difference: ids.difference(from: []), updated: [], transaction: nil)
+                self.events = try await store.changes(of: Self.followsKeyPaths(request, sectionKey) ? nil : [E.self]).makeAsyncIterator()
+                (ids, sections) = try await Self.fetch(request, sectionKey, in: context, isolation: actor)
+                return Snapshot(ids: ids, difference: ids.difference(from: []), updated: [], transaction: nil, sections: sections)
             }
             defer { self.events = events }
             while let event = try await events.next(isolation: actor) {
@@ -78,14 +113,17 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
                 let overflow = burst.contains { $0.overflow }
                 let changed = Set(burst.flatMap(\.updated))
                 try await live.context.refresh()
-                let fresh = try await Self.fetch(request, in: live.context, isolation: actor)
+                let (fresh, freshSections) = try await Self.fetch(request, sectionKey, in: live.context, isolation: actor)
                 let difference = fresh.difference(from: ids)
                 // Updated: shown before and still shown (one that has just come in is an insertion).
                 let before = Set(ids)
                 let updated = fresh.filter { changed.contains($0.text) && before.contains($0) }
-                guard !difference.isEmpty || !updated.isEmpty || overflow else { continue }
+                guard !difference.isEmpty || !updated.isEmpty || overflow || freshSections != sections else { continue }
                 ids = fresh
-                return Snapshot(ids: fresh, difference: difference, updated: updated, transaction: overflow ? nil : burst.last?.txn)
+                sections = freshSections
+                return Snapshot(
+                    ids: fresh, difference: difference, updated: updated, transaction: overflow ? nil : burst.last?.txn,
+                    sections: freshSections)
             }
             return nil
         }
@@ -96,17 +134,38 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
 
         /// Whether the predicate or a sort reads another object than the fetched one (a key path,
         /// an aggregate over a to-many, a SUBQUERY): then any transaction may change the result.
-        static func followsKeyPaths(_ request: KeelFetchRequest<E>) -> Bool {
+        static func followsKeyPaths(_ request: KeelFetchRequest<E>, _ sectionKey: (any GroupableKey<E>)? = nil) -> Bool {
             let format = request.predicate?.format ?? ""
             return format.contains(".") || format.uppercased().contains("SUBQUERY")
-                || request.sortedBy.contains { $0.key.contains(".") }
+                || request.sortedBy.contains { $0.key.contains(".") } || sectionKey?.propertyName.contains(".") == true
         }
 
-        /// The request's IDs, as the context sees the store now.
+        /// The request's IDs, as the context sees the store now, and with a section key their
+        /// sections: the key's values fetched by the same request in the same context, which
+        /// come in the same order (ties broken by object ID).
         static func fetch(
-            _ request: KeelFetchRequest<E>, in context: KeelContext, isolation actor: isolated (any Actor)?
-        ) async throws(KeelError) -> [KeelID<E>] {
-            try await context.fetchIDs(request).collect(isolation: actor)
+            _ request: KeelFetchRequest<E>, _ sectionKey: (any GroupableKey<E>)?, in context: KeelContext,
+            isolation actor: isolated (any Actor)?
+        ) async throws(KeelError) -> ([KeelID<E>], [Section]?) {
+            let ids = try await context.fetchIDs(request).collect(isolation: actor)
+            guard let sectionKey else { return (ids, nil) }
+            var plain = request
+            plain.including = []
+            let rows = try await context.fetchProperties([sectionKey], of: plain).collect(isolation: actor)
+            guard rows.count == ids.count else {
+                throw KeelError(.internal, "live results: \(ids.count) IDs but \(rows.count) section values from one context")
+            }
+            var sections: [Section] = []
+            var start = 0
+            for (i, row) in rows.enumerated() {
+                let value = row.values[sectionKey.propertyName] ?? .null
+                if i > start, let last = rows[i - 1].values[sectionKey.propertyName], last != value {
+                    sections.append(Section(value: last, range: start..<i))
+                    start = i
+                }
+            }
+            if let last = rows.last { sections.append(Section(value: last.values[sectionKey.propertyName] ?? .null, range: start..<rows.count)) }
+            return (ids, sections)
         }
     }
 
@@ -124,16 +183,21 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
 extension KeelStore {
     /// A fetch kept up to date (Core Data's `NSFetchedResultsController`): its IDs now, then again
     /// after every save — of any context or process — that changes them, with the difference.
+    /// `sectionedBy` (Core Data's `sectionNameKeyPath`): snapshots also split the IDs into
+    /// sections of equal values of that key, which the first sort must be by (else `BAD_REQUEST`).
     public func fetchedResults<E: KeelObject>(
         _ type: E.Type, where predicate: TypedPredicate<E>? = nil, sortedBy sorts: TypedSort<E>..., limit: Int? = nil,
-        offset: Int = 0, includesSubentities: Bool = true
+        offset: Int = 0, includesSubentities: Bool = true, sectionedBy sectionKey: (any GroupableKey<E>)? = nil
     ) -> KeelFetchedResults<E> {
         fetchedResults(
-            KeelFetchRequest(type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities))
+            KeelFetchRequest(type, where: predicate, sortedBy: sorts, limit: limit, offset: offset, includesSubentities: includesSubentities),
+            sectionedBy: sectionKey)
     }
 
     /// A request kept up to date.
-    public func fetchedResults<E: KeelObject>(_ request: KeelFetchRequest<E>) -> KeelFetchedResults<E> {
-        KeelFetchedResults(store: self, request: request)
+    public func fetchedResults<E: KeelObject>(
+        _ request: KeelFetchRequest<E>, sectionedBy sectionKey: (any GroupableKey<E>)? = nil
+    ) -> KeelFetchedResults<E> {
+        KeelFetchedResults(store: self, request: request, sectionKey: sectionKey)
     }
 }

@@ -202,4 +202,57 @@ struct TypedFetchedResultsTests {
             #expect(snapshot.difference.insertions.count == 1 && snapshot.difference.removals.isEmpty)
         }
     }
+
+    @Test("sections (sectionNameKeyPath): runs of equal values of the key; a rename that moves no ID still gives a snapshot with the new sections; the first sort must be the key", arguments: BackendKind.allCases)
+    func sections(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let seed = try await CompanySeed.insert(into: store.mainContext)
+            let e = seed.employees
+            let other = try await store.newContext()
+            // One employee without a department: the null section comes first (nulls sort first).
+            let nobody = try #require(try await other.insert(Employee(name: "Nobody", age: 50, salary: 100)).objectID)
+            try await other.save()
+            let outcome = try await withThrowingTaskGroup(of: [KeelFetchedResults<Employee>.Snapshot]?.self) { group in
+                group.addTask {
+                    var results = store.fetchedResults(
+                        Employee.self, sortedBy: .ascending(\.department.name), .ascending(\.name), sectionedBy: Employee.department.name
+                    ).makeAsyncIterator()
+                    let first = try #require(try await results.next())
+                    // HR is renamed Human Resources: still between Development and Sales, so no ID moves.
+                    let hr = try await other.get(seed.departments["HR"]!)
+                    hr.name = "Human Resources"
+                    try await other.update(hr)
+                    try await other.save()
+                    return [first, try #require(try await results.next())]
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    return nil
+                }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            let snapshots = try #require(outcome, "no snapshot within 30 s of the rename")
+            let first = snapshots[0], renamed = snapshots[1]
+            #expect(first.ids == [nobody, e["Choi"]!, e["Lee"]!, e["Park"]!, e["Émile"]!, e["Jung"]!, e["Kim"]!])
+            #expect(first.sections?.map(\.name) == [nil, "Design", "Development", "HR", "Sales"])
+            #expect(first.sections?.map(\.range) == [0..<1, 1..<2, 2..<4, 4..<5, 5..<7])
+            #expect(renamed.ids == first.ids && renamed.difference.isEmpty && renamed.updated.isEmpty)
+            #expect(renamed.sections?.map(\.name) == [nil, "Design", "Development", "Human Resources", "Sales"])
+            #expect(renamed.sections?.map(\.range) == first.sections?.map(\.range))
+            await other.close()
+
+            // Without sections: none. Sectioned by a key the sort does not begin with: refused.
+            var plain = store.fetchedResults(Employee.self, sortedBy: .ascending(\.name)).makeAsyncIterator()
+            #expect(try await plain.next()?.sections == nil)
+            var unsorted = store.fetchedResults(Employee.self, sortedBy: .ascending(\.name), sectionedBy: Employee.department.name).makeAsyncIterator()
+            do throws(KeelError) {
+                _ = try await unsorted.next()
+                Issue.record("sections without a sort by their key were taken")
+            } catch {
+                #expect(error.code == .badRequest && error.message.contains("sorted by it first"), "\(error)")
+            }
+        }
+    }
 }
