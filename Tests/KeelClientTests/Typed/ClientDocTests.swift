@@ -106,6 +106,22 @@ struct ClientDocTests {
         }
     }
 
+    @Test("live results with sections, as the snippet of \"Live results\" prints them", arguments: BackendKind.allCases)
+    func sections(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            _ = try await CompanySeed.insert(into: store.mainContext)
+            var lines: [String] = []
+            for try await snapshot in store.fetchedResults(Employee.self, sortedBy: .ascending(\.department.name), .ascending(\.name),
+                                                           sectionedBy: Employee.department.name) {
+                for section in snapshot.sections ?? [] {
+                    lines.append("\(section.name ?? "(no department)") \(snapshot.ids[section.range].count)")
+                }
+                break
+            }
+            #expect(lines == ["Design 1", "Development 2", "HR 1", "Sales 2"])
+        }
+    }
+
     @Test("catching a failed save by code, with its typed details", arguments: BackendKind.allCases)
     func errorHandling(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in
