@@ -23,6 +23,21 @@ struct TypedFetchedResultsTests {
         #expect(shown == snapshot.ids, sourceLocation: sourceLocation)
     }
 
+    /// `body`'s result, or nil when it has not finished within 30 s (a sequence that missed an
+    /// event would wait for it forever).
+    private func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     @Test("the fetch now, then one snapshot per save that changes its IDs, order or objects, with the difference; saves that change nothing shown give none", arguments: BackendKind.allCases)
     func snapshots(_ kind: BackendKind) async throws {
         let fixture = try await TypedStore.open(kind)
@@ -174,27 +189,18 @@ struct TypedFetchedResultsTests {
             let e = seed.employees
             let design = seed.departments["Design"]!
             // Bounded: a sequence that missed the rename would wait for an event that never comes.
-            let outcome = try await withThrowingTaskGroup(of: (Int64, KeelFetchedResults<Employee>.Snapshot?)?.self) { group in
-                group.addTask {
-                    var results = store.fetchedResults(Employee.self, where: Employee.department.name == "Sales", sortedBy: .ascending(\.name))
-                        .makeAsyncIterator()
-                    #expect(try await results.next()?.ids == [e["Jung"]!, e["Kim"]!])
-                    // Design is renamed Sales: Choi, of Design, is in; no Employee object changed.
-                    let other = try await store.newContext()
-                    let department = try await other.get(design)
-                    department.name = "Sales"
-                    try await other.update(department)
-                    let renamed = try #require(try await other.save().transaction)
-                    await other.close()
-                    return (renamed, try await results.next())
-                }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(30))
-                    return nil
-                }
-                let first = try await group.next() ?? nil
-                group.cancelAll()
-                return first
+            let outcome = try await bounded { () async throws -> (Int64, KeelFetchedResults<Employee>.Snapshot?) in
+                var results = store.fetchedResults(Employee.self, where: Employee.department.name == "Sales", sortedBy: .ascending(\.name))
+                    .makeAsyncIterator()
+                #expect(try await results.next()?.ids == [e["Jung"]!, e["Kim"]!])
+                // Design is renamed Sales: Choi, of Design, is in; no Employee object changed.
+                let other = try await store.newContext()
+                let department = try await other.get(design)
+                department.name = "Sales"
+                try await other.update(department)
+                let renamed = try #require(try await other.save().transaction)
+                await other.close()
+                return (renamed, try await results.next())
             }
             let (renamed, next) = try #require(outcome, "no snapshot within 30 s of the rename")
             let snapshot = try #require(next)
@@ -212,26 +218,17 @@ struct TypedFetchedResultsTests {
             // One employee without a department: the null section comes first (nulls sort first).
             let nobody = try #require(try await other.insert(Employee(name: "Nobody", age: 50, salary: 100)).objectID)
             try await other.save()
-            let outcome = try await withThrowingTaskGroup(of: [KeelFetchedResults<Employee>.Snapshot]?.self) { group in
-                group.addTask {
-                    var results = store.fetchedResults(
-                        Employee.self, sortedBy: .ascending(\.department.name), .ascending(\.name), sectionedBy: Employee.department.name
-                    ).makeAsyncIterator()
-                    let first = try #require(try await results.next())
-                    // HR is renamed Human Resources: still between Development and Sales, so no ID moves.
-                    let hr = try await other.get(seed.departments["HR"]!)
-                    hr.name = "Human Resources"
-                    try await other.update(hr)
-                    try await other.save()
-                    return [first, try #require(try await results.next())]
-                }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(30))
-                    return nil
-                }
-                let first = try await group.next() ?? nil
-                group.cancelAll()
-                return first
+            let outcome = try await bounded { () async throws -> [KeelFetchedResults<Employee>.Snapshot] in
+                var results = store.fetchedResults(
+                    Employee.self, sortedBy: .ascending(\.department.name), .ascending(\.name), sectionedBy: Employee.department.name
+                ).makeAsyncIterator()
+                let first = try #require(try await results.next())
+                // HR is renamed Human Resources: still between Development and Sales, so no ID moves.
+                let hr = try await other.get(seed.departments["HR"]!)
+                hr.name = "Human Resources"
+                try await other.update(hr)
+                try await other.save()
+                return [first, try #require(try await results.next())]
             }
             let snapshots = try #require(outcome, "no snapshot within 30 s of the rename")
             let first = snapshots[0], renamed = snapshots[1]
