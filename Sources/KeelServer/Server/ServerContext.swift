@@ -41,6 +41,8 @@ final class ServerContext: Sendable {
     let sessionActivity = SessionActivity(cores: ProcessInfo.processInfo.activeProcessorCount)
     /// The spare descriptor that lets accept succeed when descriptors run out (AcceptFailures.swift).
     let descriptors = DescriptorReserve()
+    /// The data folder's path as clients never see it (ServerContext+ClientErrors.swift).
+    let folderPrefixes: [String]
 
     static let serverName = "keeld"
     static let version = "0.1.0"
@@ -52,6 +54,7 @@ final class ServerContext: Sendable {
         self.events = EventHub(store: store)
         self.logger = logger
         self.daemonUID = daemonUID
+        self.folderPrefixes = Self.folderPrefixes(configuration.dataDirectory)
         self.hello = [
             "server": .string(Self.serverName),
             "version": .string(Self.version),

@@ -118,7 +118,7 @@ final class Session {
                 if error.code == .internal {
                     logger.error("request failed", metadata: ["request.command": "\(spec.name)", "error": "\(error)"])
                 }
-                append(.error(tag: request.tag, error))
+                append(.error(tag: request.tag, server.clientFacing(error)))
             }
         }
     }
