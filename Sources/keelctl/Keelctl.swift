@@ -25,7 +25,7 @@ struct Keelctl: AsyncParsableCommand {
             """,
         subcommands: [
             Compact.self, Checkpoint.self, Verify.self, Salvage.self, Stats.self, Backup.self, Restore.self, Import.self, Export.self,
-            ModelCommand.self, Query.self, Watch.self, Codegen.self,
+            ModelCommand.self, Query.self, History.self, Watch.self, Codegen.self,
         ])
 
     static func main() async {

@@ -58,6 +58,8 @@ struct HelpTests {
               model                   Validates a model file, or says whether a model
                                       change is a lightweight migration.
               query                   Runs a FETCH and prints the objects as a table.
+              history                 Prints the transactions committed after one: when,
+                                      and the objects inserted, updated and deleted.
               watch                   Prints each transaction keeld commits, as it happens:
                                       the objects inserted, updated and deleted (online
                                       only).

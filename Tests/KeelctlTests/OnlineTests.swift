@@ -41,6 +41,59 @@ struct OnlineTests {
         return process.terminationStatus
     }
 
+    @Test("history prints the transactions after one, online and offline alike; --limit, --json; a pruned history fails naming what was pruned")
+    func history() throws {
+        let (keeld, w) = try Self.started()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        let client = try keeld.connect()
+        func txn(_ line: String) throws -> Int64 {
+            let response = try client.request(line)
+            #expect(response.isOK, "\(line): \(response)")
+            return try #require(response.payload?["txn"]?.intValue)
+        }
+        let first = try txn(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"A"},{"name":"B"}]}"#)
+        let second = try txn(#"u BATCH.UPDATE {"entity":"Company","predicate":"name == 'A'","values":{"name":"Z"}}"#)
+        let third = try txn(#"d BATCH.DELETE {"entity":"Company","predicate":"name == 'B'"}"#)
+        let online = try w.keelctl("history", "--socket", keeld.socketPath)
+        #expect(online.status == 0, "\(online)")
+        let lines = online.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(online.stdout)")
+        let pattern = #"^txn (\d+) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: (.*)$"#
+        let bodies = lines.compactMap { line -> String? in
+            guard let match = line.firstMatch(of: try! Regex(pattern)) else { return nil }
+            return "\(match.output[1].substring ?? "") \(match.output[2].substring ?? "")"
+        }
+        #expect(bodies == ["\(first) inserted Company/1, Company/2", "\(second) updated Company/1", "\(third) deleted Company/2"], "\(online.stdout)")
+        let page = try w.keelctl("history", "--socket", keeld.socketPath, "--after", "\(first)", "--limit", "1", "--json")
+        #expect(page.status == 0, "\(page)")
+        let row = try JSON.parse(page.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(row["txn"]?.intValue == second && row["updated"] == ["Company/1"] && row["inserted"] == [], "\(page.stdout)")
+        // Offline, from the data folder keeld leaves: the same lines.
+        #expect(keeld.stop() == 0)
+        let offline = try w.keelctl("history", "--data", keeld.dataPath, "--model", Keeld.model)
+        #expect(offline.status == 0 && offline.stdout == online.stdout, "\(offline)")
+        let bad = try w.keelctl("history", "--data", keeld.dataPath, "--after", "-1")
+        #expect(bad.status == 2, "\(bad)")
+
+        // A keeld keeping one transaction of history: after an older one is EXPIRED.
+        let pruning = try Keeld()
+        defer { pruning.cleanUp() }
+        try pruning.configure(["historyRetention": 1])
+        try pruning.start()
+        let other = try pruning.connect()
+        for name in ["P", "Q", "R"] {
+            #expect(try other.request(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"\#(name)"}]}"#).isOK)
+        }
+        let expired = try w.keelctl("history", "--socket", pruning.socketPath)
+        #expect(expired.status == 1 && expired.stderr.contains("records through 2 were pruned"), "\(expired)")
+        let kept = try w.keelctl("history", "--socket", pruning.socketPath, "--after", "2")
+        #expect(kept.status == 0 && kept.stdout.hasPrefix("txn 3 "), "\(kept)")
+        #expect(pruning.stop() == 0)
+    }
+
     @Test("watch prints each committed transaction on the entities followed, as it happens; --count ends it, --json prints the events' JSON, keeld going away fails it; offline is bad usage")
     func watch() throws {
         let (keeld, w) = try Self.started()

@@ -32,6 +32,8 @@ protocol Backend: Sendable {
     func fetch(_ request: JSON, row: @escaping @Sendable (JSON) throws(KeelError) -> Void) async throws(KeelError)
     func count(_ request: JSON) async throws(KeelError) -> Int
     func importObjects(_ plan: ImportPlan, chunkSize: Int, progress: ProgressBar) async throws(KeelError) -> ImportResult
+    /// HISTORY: the rows of the transactions after `after`, oldest first, at most `limit`.
+    func history(after: Int64, limit: Int?) async throws(KeelError) -> [JSON]
     /// Ends the work: closes the store (offline: checkpoint, release the folder) or the connection.
     func close() async throws(KeelError)
 }

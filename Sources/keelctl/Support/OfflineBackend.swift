@@ -4,6 +4,7 @@
 
 import Foundation
 import KeelModel
+import KeelProtocol
 import KeelStorage
 
 final class OfflineBackend: Backend {
@@ -83,6 +84,12 @@ final class OfflineBackend: Backend {
 
     func importObjects(_ plan: ImportPlan, chunkSize: Int, progress: ProgressBar) async throws(KeelError) -> ImportResult {
         try await onThread { [store] () throws(KeelError) in try store.importObjects(plan, chunkSize: chunkSize, progress: progress.report) }
+    }
+
+    func history(after: Int64, limit: Int?) async throws(KeelError) -> [JSON] {
+        try await onThread { [store] () throws(KeelError) -> [JSON] in
+            try store.history(after: SaveID(rawValue: UInt64(after)), limit: limit).map { EventTerms.historyRow($0, model: store.model) }
+        }
     }
 
     func close() async throws(KeelError) {

@@ -79,6 +79,14 @@ final class OnlineBackend: Backend {
         Int(try await connection.request("COUNT", request)?["count"]?.intValue ?? 0)
     }
 
+    func history(after: Int64, limit: Int?) async throws(KeelError) -> [JSON] {
+        var arguments: JSON = ["after": .int(after)]
+        if let limit { arguments = ["after": .int(after), "limit": .int(Int64(limit))] }
+        var rows: [JSON] = []
+        for try await row in connection.rows("HISTORY", arguments) { rows.append(row) }
+        return rows
+    }
+
     func importObjects(_ plan: ImportPlan, chunkSize: Int, progress: ProgressBar) async throws(KeelError) -> ImportResult {
         let target = OnlineImportTarget(connection: connection)
         return try await onThread { () throws(KeelError) in

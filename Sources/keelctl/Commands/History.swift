@@ -1,0 +1,54 @@
+// keelctl history: the transactions committed after one, oldest first — what HISTORY answers
+// (Core Data's persistent history), offline from the data folder or online from keeld; `watch`
+// shows the ones still to come.
+//
+//     txn 42 2026-12-08T00:01:02.123Z: inserted Employee/7, Employee/8; updated Department/2
+//     txn 43 2026-12-08T00:01:05.020Z: deleted Student/1
+
+import ArgumentParser
+import Foundation
+import KeelModel
+
+struct History: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Prints the transactions committed after one: when, and the objects inserted, updated and deleted.",
+        discussion: """
+            Example: keelctl history --socket .keel/keeld.sock --after 40 --limit 10
+
+            One line per transaction, oldest first, from the one after --after (default 0: from \
+            the first); --json prints each one's JSON instead (a HISTORY row). A store that prunes \
+            its history (keeld's historyRetention) cannot answer after a transaction whose \
+            successors it pruned: that fails (exit 1), naming the newest one pruned.
+            """)
+
+    @OptionGroup var location: Location
+
+    @Option(help: ArgumentHelp("Start after this transaction (0: from the first).", valueName: "txn"))
+    var after: Int64 = 0
+
+    @Option(help: ArgumentHelp("Print at most this many transactions.", valueName: "n"))
+    var limit: Int?
+
+    @Flag(help: "Print each transaction's JSON on a line.")
+    var json = false
+
+    func validate() throws {
+        if after < 0 { throw ValidationError("--after must be a transaction number from 0") }
+        if let limit, limit < 0 { throw ValidationError("--limit must be a whole number from 0") }
+    }
+
+    func run() async throws {
+        let rows = try await location.run(readOnly: true, reading: true) { try await $0.history(after: after, limit: limit) }
+        for row in rows { print(json ? row.serialized() : Self.line(row)) }
+    }
+
+    /// `txn 42 2026-12-08T00:01:02.123Z: inserted Employee/7; updated Department/2`.
+    static func line(_ row: JSON) -> String {
+        let parts = ["inserted", "updated", "deleted"].compactMap { kind -> String? in
+            let ids = (row[kind]?.arrayValue ?? []).compactMap(\.stringValue)
+            return ids.isEmpty ? nil : "\(kind) \(ids.joined(separator: ", "))"
+        }
+        let head = "txn \(row["txn"]?.intValue ?? 0) \(row["time"]?.stringValue ?? "")"
+        return parts.isEmpty ? head : head + ": " + parts.joined(separator: "; ")
+    }
+}
