@@ -108,4 +108,69 @@ struct RobustnessTests {
         let after = try keeld.connect().request(#"f FETCH {"entity":"Company"}"#).rows
         #expect(after == before, "nothing stored changed")
     }
+
+    @Test("Mutated batch requests and history reads: one final line each, never a daemon fault; what they commit leaves the store consistent")
+    func batchFuzz() throws {
+        let seed = DurabilityTests.seed()
+        print("RobustnessTests.batchFuzz seed \(seed) (KEEL_SEED=\(seed) replays)")
+        var rng = SeededRandom(seed: seed)
+        let keeld = try Keeld()
+        defer { keeld.cleanUp() }
+        try keeld.configure(["historyRetention": 50])
+        try keeld.start()
+        let setup = try keeld.connect()
+        try setup.ok(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"A"},{"name":"B"}]}"#)
+        let valid = [
+            #"a BATCH.INSERT {"entity":"Company","objects":[{"name":"C1"},{"name":"C2","website":"https://c.example"}]}"#,
+            #"b BATCH.INSERT {"entity":"Employee","objects":[{"name":"E","salary":"10.5","age":30,"company":"Company/1"}]}"#,
+            #"c BATCH.UPDATE {"entity":"Employee","predicate":"age > %@","args":[20],"values":{"salary":"11","isManager":true}}"#,
+            #"d BATCH.UPDATE {"entity":"Company","predicate":"name BEGINSWITH $P","vars":{"P":"C"},"values":{"founded":"2020-01-01T00:00:00Z"}}"#,
+            #"e BATCH.DELETE {"entity":"Employee","predicate":"salary < 11"}"#,
+            #"f BATCH.DELETE {"entity":"Company","predicate":"name == 'C1'"}"#,
+            #"g HISTORY {"after":3,"limit":5}"#,
+        ]
+        let rounds = DurabilityTests.slow ? 20_000 : 1_500
+        let client = try keeld.connect()
+        var sent = 0
+        var finals = 0
+        /// Reads replies until `count` final lines have come (batches commit, each with its fsync:
+        /// the requests go in windows, or a long run would outlast the socket's send timeout).
+        func drain(to count: Int) throws {
+            while finals < count {
+                let line = try client.line()
+                if try Reply.parse(Array(line.utf8)).isFinal { finals += 1 }
+                #expect(!line.contains(" ERR INTERNAL") && !line.contains(" ERR IO") && !line.contains(" ERR CORRUPT"), "\(line)")
+            }
+        }
+        for round in 0..<rounds {
+            if round % 250 == 0 { try drain(to: sent) }
+            var bytes = Array(valid[Int(rng.next() % UInt64(valid.count))].utf8)
+            switch rng.next() % 5 {
+            case 0:  // as it is: the store keeps changing under the mutated ones
+                break
+            case 1:  // flip some bytes
+                for _ in 0..<(1 + rng.next() % 4) where !bytes.isEmpty {
+                    bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
+                }
+            case 2:  // cut
+                bytes = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count + 1))))
+            case 3:  // a digit changed (IDs, numbers, limits)
+                if let i = bytes.indices.filter({ (48...57).contains(bytes[$0]) }).randomElement(using: &rng) {
+                    bytes[i] = UInt8(48 + rng.next() % 10)
+                }
+            default:  // duplicate a slice
+                let cut = Int(rng.next() % UInt64(bytes.count + 1))
+                bytes.insert(contentsOf: bytes[..<cut], at: cut)
+            }
+            bytes.removeAll { $0 == UInt8(ascii: "\n") }
+            try client.send(bytes + [UInt8(ascii: "\n")])
+            sent += 1
+        }
+        try drain(to: sent)
+        try client.send("end PING\n")
+        #expect(try client.line() == "end OK", "one final line per request, then the PING's")
+        let verify = try keeld.connect().request("v VERIFY")
+        #expect(verify.isOK, "\(verify)")
+        #expect(keeld.stop() == 0)
+    }
 }
