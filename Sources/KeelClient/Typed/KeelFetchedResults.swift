@@ -132,12 +132,16 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
             try await next(isolation: nil)
         }
 
-        /// Whether the predicate or a sort reads another object than the fetched one (a key path,
-        /// an aggregate over a to-many, a SUBQUERY): then any transaction may change the result.
+        /// Whether the predicate, a sort or the section key reads another object than the fetched
+        /// one (a key path, an aggregate over a to-many, a SUBQUERY): then any transaction may
+        /// change the result.
         static func followsKeyPaths(_ request: KeelFetchRequest<E>, _ sectionKey: (any GroupableKey<E>)? = nil) -> Bool {
-            let format = request.predicate?.format ?? ""
-            return format.contains(".") || format.uppercased().contains("SUBQUERY")
-                || request.sortedBy.contains { $0.key.contains(".") } || sectionKey?.propertyName.contains(".") == true
+            if request.sortedBy.contains(where: { $0.key.contains(".") }) || sectionKey?.propertyName.contains(".") == true { return true }
+            guard let format = request.predicate?.format else { return false }
+            // Read from the predicate's syntax tree, so a literal with a dot (`name == 'a.b'`, 3.5)
+            // does not count; one that does not parse follows everything (the fetch reports it).
+            guard let tree = try? KeelPredicate.parse(format) else { return true }
+            return tree.readsOtherObjects
         }
 
         /// The request's IDs, as the context sees the store now, and with a section key their

@@ -133,3 +133,36 @@ public struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {}
     public var description: String { String(offset) }
 }
+
+extension KeelPredicate {
+    /// Whether evaluating the predicate for an object may read another object: a key path of
+    /// more than one property (`department.name`), a collection operator (`employees.@count`), a
+    /// SUBQUERY, or a variable with properties after it (`$FETCH_SOURCE.uuid`). False means the
+    /// answer for an object changes only when that object does (live results follow only its
+    /// entity then: KeelClient's KeelFetchedResults).
+    public var readsOtherObjects: Bool {
+        switch self {
+        case .constant: false
+        case .not(let p): p.readsOtherObjects
+        case .and(let terms), .or(let terms): terms.contains { $0.readsOtherObjects }
+        case .comparison(let c): c.left.readsOtherObjects || c.right.readsOtherObjects
+        }
+    }
+}
+
+extension KeelExpression {
+    /// See `KeelPredicate.readsOtherObjects`.
+    public var readsOtherObjects: Bool {
+        switch self {
+        case .literal, .argument: false
+        case .list(let items, _): items.contains { $0.readsOtherObjects }
+        case .keyPath(let path):
+            switch path.base {
+            case .subquery: true
+            case .variable: !path.components.isEmpty
+            case .object:
+                path.components.count > 1 || path.components.contains { if case .aggregate = $0 { true } else { false } }
+            }
+        }
+    }
+}

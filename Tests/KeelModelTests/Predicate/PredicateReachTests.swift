@@ -1,0 +1,35 @@
+// Whether a predicate reads other objects than the one it is evaluated for (`readsOtherObjects`):
+// what live results use to follow only the fetched entity's saves. Read from the syntax tree, so
+// a literal that happens to hold a dot or the word SUBQUERY does not count.
+
+import Testing
+
+@testable import KeelModel
+
+@Suite("Predicates that read other objects")
+struct PredicateReachTests {
+    static let cases: [(String, Bool)] = [
+        ("name == 'a.b'", false),
+        ("salary > 3.5 AND name CONTAINS 'SUBQUERY'", false),
+        ("age > %@ OR NOT (name BEGINSWITH $P)", false),
+        ("department == %@", false),
+        ("ANY employees == %@", false),
+        ("name IN {'x.y', 'z'}", false),
+        ("TRUEPREDICATE", false),
+        ("SELF == %@", false),
+        ("department.name == 'Sales'", true),
+        ("age > 3 AND department.name == 'Sales'", true),
+        ("ANY employees.age > 30", true),
+        ("employees.@count > 2", true),
+        ("employees.@avg.salary < 100", true),
+        ("SUBQUERY(employees, $e, $e.age > 30).@count > 0", true),
+        ("bookUUID == $FETCH_SOURCE.uuid", true),
+        ("NOT (department.name == nil)", true),
+        ("age BETWEEN {1, 2} OR company.name == 'x'", true),
+    ]
+
+    @Test("dotted literals and own properties do not count; key paths, collection operators, SUBQUERY and a variable's properties do", arguments: cases)
+    func reach(_ text: String, _ expected: Bool) throws {
+        #expect(try KeelPredicate.parse(text).readsOtherObjects == expected, "\(text)")
+    }
+}
