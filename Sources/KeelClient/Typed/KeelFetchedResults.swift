@@ -141,7 +141,14 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
             // Read from the predicate's syntax tree, so a literal with a dot (`name == 'a.b'`, 3.5)
             // does not count; one that does not parse follows everything (the fetch reports it).
             guard let tree = try? KeelPredicate.parse(format) else { return true }
-            return tree.readsOtherObjects
+            if tree.readsOtherObjects { return true }
+            // `owner == nil` also holds once the owner is deleted, which a noAction delete does not
+            // record as a change of the object: such a to-one makes every entity's saves count.
+            let nilKeys = tree.keysComparedWithNil
+            return E.entity.properties.contains { property in
+                guard nilKeys.contains(property.name), case .toOne = property.kind else { return false }
+                return true
+            }
         }
 
         /// The request's IDs, as the context sees the store now, and with a section key their

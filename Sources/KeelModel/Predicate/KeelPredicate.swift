@@ -166,3 +166,26 @@ extension KeelExpression {
         }
     }
 }
+
+extension KeelPredicate {
+    /// The single properties compared with `nil` (`owner == nil`, `nil != owner`). For a to-one
+    /// such a comparison also holds while its target is deleted, and a `noAction` delete changes
+    /// nothing recorded of the object itself: live results then follow every entity.
+    public var keysComparedWithNil: Set<String> {
+        switch self {
+        case .constant: []
+        case .not(let p): p.keysComparedWithNil
+        case .and(let terms), .or(let terms): terms.reduce(into: []) { $0.formUnion($1.keysComparedWithNil) }
+        case .comparison(let c):
+            switch (c.left, c.right) {
+            case (.keyPath(let path), .literal(let l)), (.literal(let l), .keyPath(let path)):
+                if case .null = l.kind, case .object = path.base, path.components.count == 1, case .key(let name) = path.components[0] {
+                    [name]
+                } else {
+                    []
+                }
+            default: []
+            }
+        }
+    }
+}

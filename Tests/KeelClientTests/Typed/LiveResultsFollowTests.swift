@@ -17,7 +17,11 @@ struct LiveResultsFollowTests {
         #expect(!follows(KeelFetchRequest(Employee.self)))
         #expect(!follows(KeelFetchRequest(Employee.self, where: Employee.age > 30 && Employee.name.beginsWith("K"))))
         #expect(!follows(KeelFetchRequest(Employee.self, where: TypedPredicate("name == 'a.b' OR salary > 3.5"))))
-        #expect(!follows(KeelFetchRequest(Employee.self, where: Employee.department == nil)))
+        // A to-one compared with nil also holds once its target is deleted (noAction records no
+        // change of the referrer): every entity; an attribute compared with nil: the entity only.
+        #expect(follows(KeelFetchRequest(Employee.self, where: Employee.department == nil)))
+        #expect(!follows(KeelFetchRequest(Employee.self, where: Employee.address == nil)))
+        #expect(!follows(KeelFetchRequest(Employee.self, where: Employee.department == KeelID<Department>("Department/1")!)))
         #expect(follows(KeelFetchRequest(Employee.self, where: Employee.department.name == "Sales")))
         #expect(follows(KeelFetchRequest(Employee.self, sortedBy: [.ascending(\.department.name)])))
         #expect(follows(KeelFetchRequest(Employee.self, sortedBy: [.ascending(\.name)]), Employee.department.name))

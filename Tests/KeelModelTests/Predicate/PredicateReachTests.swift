@@ -28,6 +28,12 @@ struct PredicateReachTests {
         ("age BETWEEN {1, 2} OR company.name == 'x'", true),
     ]
 
+    @Test("the single properties compared with nil, on either side, under NOT, AND and OR")
+    func nilKeys() throws {
+        #expect(try KeelPredicate.parse("owner == nil OR (nil != department AND NOT (address == NULL))").keysComparedWithNil == ["owner", "department", "address"])
+        #expect(try KeelPredicate.parse("department.name == nil OR owner == %@ OR age > 3").keysComparedWithNil.isEmpty)
+    }
+
     @Test("dotted literals and own properties do not count; key paths, collection operators, SUBQUERY and a variable's properties do", arguments: cases)
     func reach(_ text: String, _ expected: Bool) throws {
         #expect(try KeelPredicate.parse(text).readsOtherObjects == expected, "\(text)")
