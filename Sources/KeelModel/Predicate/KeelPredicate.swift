@@ -138,8 +138,9 @@ extension KeelPredicate {
     /// Whether evaluating the predicate for an object may read another object: a key path of
     /// more than one property (`department.name`), a collection operator (`employees.@count`), a
     /// SUBQUERY, or a variable with properties after it (`$FETCH_SOURCE.uuid`). False means the
-    /// answer for an object changes only when that object does (live results follow only its
-    /// entity then: KeelClient's KeelFetchedResults).
+    /// answer for an object changes only when that object does — but for a to-one compared with
+    /// nil (`keysComparedWithNil`) — and live results follow only its entity then (KeelClient's
+    /// KeelFetchedResults).
     public var readsOtherObjects: Bool {
         switch self {
         case .constant: false
