@@ -94,6 +94,27 @@ struct OnlineTests {
         #expect(pruning.stop() == 0)
     }
 
+    @Test("history reads a long history in pages: every transaction once, in order, --limit across pages")
+    func historyPages() throws {
+        let (keeld, w) = try Self.started()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        let client = try keeld.connect()
+        let count = 1_100  // more than two of keelctl's pages of 512
+        for i in 0..<count { try client.send("b\(i) BATCH.INSERT {\"entity\":\"Company\",\"objects\":[{\"name\":\"C\(i)\"}]}\n") }
+        for _ in 0..<count { #expect(try client.line().contains(" OK ")) }
+        let all = try w.keelctl("history", "--socket", keeld.socketPath)
+        #expect(all.status == 0, "\(all.stderr)")
+        let txns = all.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
+        #expect(txns == Array(1...count))
+        let window = try w.keelctl("history", "--socket", keeld.socketPath, "--after", "5", "--limit", "600")
+        let windowTxns = window.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
+        #expect(windowTxns == Array(6...605))
+        #expect(keeld.stop() == 0)
+    }
+
     @Test("watch prints each committed transaction on the entities followed, as it happens; --count ends it, --json prints the events' JSON, keeld going away fails it; offline is bad usage")
     func watch() throws {
         let (keeld, w) = try Self.started()

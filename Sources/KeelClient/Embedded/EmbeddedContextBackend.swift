@@ -222,8 +222,7 @@ public final class EmbeddedContextBackend: ContextBackend {
         // On this context's thread, as keeld runs it on the connection's: a batch commits and
         // fsyncs (never on the cooperative pool).
         let objects = store.folder.store
-        let name = command.uppercased()
-        return try await run { (_) throws(KeelError) -> JSON in try BatchCommands.run(name, members, store: objects) }
+        return try await run { (_) throws(KeelError) -> JSON in try BatchCommands.run(command, members, store: objects) }
     }
 
     public func close() async {

@@ -202,21 +202,14 @@ final class StreamBuffer<Element: Sendable>: Sendable {
         if notify { onCancel() }
     }
 
-    /// Takes the next buffered item or the end, resuming a paused producer when the buffer has
-    /// drained to its low-water mark.
     /// The values buffered now, taken without waiting (a burst of events, handled as one); the
     /// stream's end or error, and reply lines, are left for `next()`.
     func takeBufferedValues() -> [Element] {
         var resume = false
         let values = state.withLock { s -> [Element] in
             var out: [Element] = []
-            while case .value(let element)? = s.items.first?.item, let first = s.items.popFirst() {
-                s.bytes -= first.bytes
+            while case .value(_)? = s.items.first?.item, case .success(.value(let element)?)? = take(&s, resume: &resume) {
                 out.append(element)
-            }
-            if s.paused, case .backPressure(_, let low) = policy, s.items.count <= low {
-                s.paused = false
-                resume = true
             }
             return out
         }
@@ -224,6 +217,8 @@ final class StreamBuffer<Element: Sendable>: Sendable {
         return values
     }
 
+    /// Takes the next buffered item or the end, resuming a paused producer when the buffer has
+    /// drained to its low-water mark.
     private func take() -> Result<Item?, KeelError>? {
         var resume = false
         let ready = state.withLock { s in take(&s, resume: &resume) }

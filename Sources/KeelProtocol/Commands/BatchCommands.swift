@@ -13,14 +13,17 @@ public import Collections
 public import KeelModel
 
 public enum BatchCommands {
-    /// Runs the batch command `command` (BATCH.INSERT, BATCH.UPDATE or BATCH.DELETE) with its request's arguments against
-    /// `store`, and gives the reply's JSON.
+    /// Runs the batch command `command` (BATCH.INSERT, BATCH.UPDATE or BATCH.DELETE, any case)
+    /// with its request's arguments against `store`, and gives the reply's JSON. The arguments are
+    /// checked against the command's spec first, as keeld's dispatch checks them (a missing
+    /// `objects`, a `predicate` that is not a string: `BAD_REQUEST`).
     public static func run(_ command: String, _ arguments: OrderedDictionary<String, JSON>, store: ObjectStore) throws(KeelError) -> JSON {
-        switch command {
-        case "BATCH.INSERT": try insert(arguments, store: store)
-        case "BATCH.UPDATE": try update(arguments, store: store)
-        case "BATCH.DELETE": try delete(arguments, store: store)
-        default: throw KeelError(.unknownCommand, "no batch command \(command) (BATCH.INSERT, BATCH.UPDATE, BATCH.DELETE)")
+        let spec = try CommandTable.resolve(Request(tag: "batch", command: command, arguments: arguments))
+        switch spec.name {
+        case "BATCH.INSERT": return try insert(arguments, store: store)
+        case "BATCH.UPDATE": return try update(arguments, store: store)
+        case "BATCH.DELETE": return try delete(arguments, store: store)
+        default: throw KeelError(.unknownCommand, "\(spec.name) is not a batch command (BATCH.INSERT, BATCH.UPDATE, BATCH.DELETE)")
         }
     }
 

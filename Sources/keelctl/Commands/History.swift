@@ -38,9 +38,23 @@ struct History: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let rows = try await location.run(readOnly: true, reading: true) { try await $0.history(after: after, limit: limit) }
-        for row in rows { print(json ? row.serialized() : Self.line(row)) }
+        try await location.run(readOnly: true, reading: true) { backend in
+            // In pages, printed as they come: a long history is never held whole.
+            var last = after
+            var remaining = limit ?? .max
+            while remaining > 0 {
+                let want = min(remaining, Self.pageSize)
+                let page = try await backend.history(after: last, limit: want)
+                for row in page { print(json ? row.serialized() : Self.line(row)) }
+                guard page.count == want, let newest = page.last?["txn"]?.intValue else { break }
+                last = newest
+                remaining -= page.count
+            }
+        }
     }
+
+    /// Transactions asked for at a time.
+    static let pageSize = 512
 
     /// `txn 42 2026-12-08T00:01:02.123Z: inserted Employee/7; updated Department/2`.
     static func line(_ row: JSON) -> String {

@@ -136,6 +136,28 @@ struct TypedBatchTests {
         }
     }
 
+    @Test("a backend's batch call checks its arguments as keeld does: a missing objects, a predicate that is no string — BAD_REQUEST, nothing written", arguments: BackendKind.allCases)
+    func backendArguments(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let backend = store.mainContext.backend
+            for (command, arguments) in [
+                ("BATCH.INSERT", ["entity": "Company"] as JSON), ("batch.delete", ["entity": "Company", "predicate": 5]),
+                ("BATCH.UPDATE", ["entity": "Company", "predicate": "name == 'A'"]),
+            ] {
+                do throws(KeelError) {
+                    let reply = try await backend.batch(command, arguments)
+                    Issue.record("\(command) \(arguments.serialized()) was answered \(reply.serialized())")
+                } catch {
+                    #expect(error.code == .badRequest, "\(command): \(error)")
+                }
+            }
+            #expect(try await store.mainContext.count(Company.self) == 0)
+            // The same call with its arguments whole is answered.
+            let reply = try await backend.batch("batch.insert", ["entity": "Company", "objects": [["name": "A"]]])
+            #expect(reply["inserted"]?.intValue == 1, "\(reply.serialized())")
+        }
+    }
+
     @Test("batchDelete: delete rules applied — cascade counted, deny and an invalid nullify fail the whole batch", arguments: BackendKind.allCases)
     func delete(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in
