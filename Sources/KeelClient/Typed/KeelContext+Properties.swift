@@ -3,9 +3,10 @@
 // `KeelProperties<Employee>` per object, holding the values of just those properties, read back
 // through the same typed keys (`try row[Employee.name]`). It is FETCH with `result:
 // "dictionaries"` and `properties`: the context makes no object, so a list of names costs the
-// names. The keys are the entity's attributes and relationships (inherited ones included) and key
+// names. The keys are the entity's attributes and relationships (inherited ones included), key
 // paths through to-ones ending at an attribute or a to-one (`Employee.department.name`, read from
-// the related object as the context sees it; null when a to-one on the way is unset). With
+// the related object as the context sees it; null when a to-one on the way is unset), and
+// `KeelSelf<Employee>()` for each object's ID (`"$id"`; not with `groupedBy:` or aggregates). With
 // `groupedBy:` and aggregates among the keys (KeelAggregate.swift), one row per group.
 
 public import Collections
@@ -41,6 +42,12 @@ extension ToOneKey: ProjectableKey {
 
 extension ToManyKey: ProjectableKey {
     public var propertyName: String { includeName }
+}
+
+/// The object itself among the properties (Core Data's evaluated object in `propertiesToFetch`):
+/// each row's object ID, `"$id"` on the wire, read back by `row[KeelSelf<Employee>()]`.
+extension KeelSelf: ProjectableKey {
+    public var propertyName: String { "$id" }
 }
 
 /// The fetched properties of one object, read by their typed keys. A key that was not fetched is
@@ -83,6 +90,14 @@ public struct KeelProperties<Entity: KeelObject>: Sendable {
             ids.reserveCapacity(items.count)
             for item in items { ids.append(KeelID(unchecked: try KeelObjectID(parsing: item, owner(key.propertyName)))) }
             return ids
+        }
+    }
+
+    /// The row's object ID, when the fetch asked for `KeelSelf` (of `Entity` or one of its
+    /// sub-entities, as a fetch of `Entity` returns).
+    public subscript(key: KeelSelf<Entity>) -> KeelID<Entity> {
+        get throws(KeelError) {
+            KeelID(unchecked: try KeelObjectID(parsing: try value(key.propertyName), "\(Entity.entity.name) object ID"))
         }
     }
 

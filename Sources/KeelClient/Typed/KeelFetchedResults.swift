@@ -17,9 +17,8 @@
 //
 // Sections (Core Data's `sectionNameKeyPath`): `sectionedBy: Employee.department.name` splits the
 // IDs into runs of equal values of that key — the first sort must be by it, as Core Data requires —
-// and a snapshot comes also when only the sections changed (a department renamed). The values are
-// read by a second fetch of the same request in the same refreshed context (`dictionaries` of the
-// key), whose rows come in the same order: ties in a sort are broken by object ID.
+// and a snapshot comes also when only the sections changed (a department renamed). A sectioned
+// fetch is one `dictionaries` fetch of each object's ID (`"$id"`, `KeelSelf`) and the key's value.
 //
 // How: the sequence has a context of its own (the saves of every context and process show in it
 // at each `refresh()`; nothing pending in the application's contexts does) and follows the
@@ -152,23 +151,21 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
         }
 
         /// The request's IDs, as the context sees the store now, and with a section key their
-        /// sections: the key's values fetched by the same request in the same context, which
-        /// come in the same order (ties broken by object ID).
+        /// sections: one dictionaries fetch of each object's ID (`KeelSelf`) and the key's value.
         static func fetch(
             _ request: KeelFetchRequest<E>, _ sectionKey: (any GroupableKey<E>)?, in context: KeelContext,
             isolation actor: isolated (any Actor)?
         ) async throws(KeelError) -> ([KeelID<E>], [Section]?) {
-            let ids = try await context.fetchIDs(request).collect(isolation: actor)
-            guard let sectionKey else { return (ids, nil) }
+            guard let sectionKey else { return (try await context.fetchIDs(request).collect(isolation: actor), nil) }
             var plain = request
             plain.including = []
-            let rows = try await context.fetchProperties([sectionKey], of: plain).collect(isolation: actor)
-            guard rows.count == ids.count else {
-                throw KeelError(.internal, "live results: \(ids.count) IDs but \(rows.count) section values from one context")
-            }
+            let rows = try await context.fetchProperties([KeelSelf<E>(), sectionKey], of: plain).collect(isolation: actor)
+            var ids: [KeelID<E>] = []
+            ids.reserveCapacity(rows.count)
             var sections: [Section] = []
             var start = 0
             for (i, row) in rows.enumerated() {
+                ids.append(try row[KeelSelf<E>()])
                 let value = row.values[sectionKey.propertyName] ?? .null
                 if i > start, let last = rows[i - 1].values[sectionKey.propertyName], last != value {
                     sections.append(Section(value: last, range: start..<i))

@@ -80,8 +80,8 @@ struct FetchMaterializer {
         return FetchRow(id: id, result: prepared.result, object: object, fields: prepared.fields)
     }
 
-    /// The row of a `dictionaries` fetch whose properties hold key paths: each name's value in
-    /// the request's order, a key path's read from the objects on its way.
+    /// The row of a `dictionaries` fetch whose properties hold key paths or `"$id"`: each name's
+    /// value in the request's order, a key path's read from the objects on its way.
     static func row(_ object: ManagedObject, _ keyPaths: [Projected], graph: FetchGraph, _ prepared: PreparedFetch) throws(KeelError) -> FetchRow {
         var projected: [FetchRow.ProjectedValue] = []
         projected.reserveCapacity(keyPaths.count)
@@ -92,6 +92,8 @@ struct FetchMaterializer {
                 projected.append(.init(name: property.name, property: property, value: object.values[field]))
             case .path(let path):
                 projected.append(.init(name: path.name, property: path.property, value: try path.value(from: object, graph: graph)))
+            case .objectID:
+                projected.append(.init(name: Projected.objectIDName, property: nil, value: .object(object.id)))
             }
         }
         return FetchRow(id: object.id, result: prepared.result, object: object, fields: prepared.fields, projected: projected)

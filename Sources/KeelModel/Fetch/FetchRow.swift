@@ -12,14 +12,22 @@ public struct FetchRow: Sendable {
     public let object: ManagedObject?
     /// `properties` as fields (nil: all).
     let fields: [Int]?
-    /// For `dictionaries` with key paths in `properties`: every requested name in its order, with
-    /// its property and value (PreparedFetch.keyPaths); nil otherwise.
+    /// For `dictionaries` with key paths or `"$id"` in `properties`: every requested name in its
+    /// order, with its property and value (PreparedFetch.keyPaths); nil otherwise.
     let projected: [ProjectedValue]?
 
     struct ProjectedValue: Sendable {
         let name: String
-        let property: Property
+        /// The value's property; nil for the object's ID (`"$id"`, a `.object` value).
+        let property: Property?
         let value: Value
+
+        /// The value in the wire form: its property's, or the ID's `"Entity/N"`.
+        func wire(in model: Model) -> JSON {
+            if let property { return property.wire(value, in: model) }
+            if case .object(let id) = value { return .string(id.text(in: model)) }
+            return .null
+        }
     }
 
     init(id: ObjectID, result: FetchRequest.ResultType, object: ManagedObject?, fields: [Int]?, projected: [ProjectedValue]? = nil) {
@@ -56,7 +64,7 @@ public struct FetchRow: Sendable {
             return object?.json(in: model, fields: fields) ?? ["$id": .string(id.text(in: model))]
         case .dictionaries:
             if let projected {
-                return .object(.init(projected.map { ($0.name, $0.property.wire($0.value, in: model)) }, uniquingKeysWith: { first, _ in first }))
+                return .object(.init(projected.map { ($0.name, $0.wire(in: model)) }, uniquingKeysWith: { first, _ in first }))
             }
             guard let object else { return [:] }
             var members: [(String, JSON)] = []

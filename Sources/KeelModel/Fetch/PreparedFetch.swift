@@ -26,7 +26,8 @@ final class PreparedFetch: Sendable {
     /// among them (`keyPaths`).
     let fields: [Int]?
     /// A `dictionaries` request whose `properties` hold key paths through to-ones
-    /// (`department.name`): every name of `properties` in its order; nil for any other request.
+    /// (`department.name`) or `"$id"`: every name of `properties` in its order; nil for any other
+    /// request.
     let keyPaths: [Projected]?
     let inclusions: [Inclusion]
     /// The shape's entry this request was prepared from (nil: prepared from scratch), where a
@@ -55,6 +56,12 @@ final class PreparedFetch: Sendable {
             var fields: [Int] = []
             var projected: [Projected] = []
             for name in names {
+                if name == Projected.objectIDName {
+                    // The object's ID (Core Data's evaluatedObject): a dictionary's `"$id"`; an
+                    // object's wire form has it always.
+                    if request.result == .dictionaries { projected.append(.objectID) }
+                    continue
+                }
                 if request.result == .dictionaries, name.contains(".") {
                     projected.append(.path(try KeyPathProjection(name, from: entity, in: model)))
                     continue
@@ -166,10 +173,17 @@ extension PreparedFetch {
     }
 }
 
-/// One name of a `dictionaries` request's `properties`: a field of the entity, or a key path.
+/// One name of a `dictionaries` request's `properties`: a field of the entity, a key path, or the
+/// object's ID.
 enum Projected: Sendable {
     case field(Int)
     case path(KeyPathProjection)
+    /// `"$id"`: the object's ID, `"Entity/N"` (Core Data's `NSExpression.expressionForEvaluatedObject()`
+    /// in `propertiesToFetch`, which gives the object's ID in a dictionary result).
+    case objectID
+
+    /// The name in `properties` that stands for the object's ID.
+    static let objectIDName = "$id"
 }
 
 /// A key path of `properties` (Core Data's `propertiesToFetch` with `"department.name"`): to-one
@@ -186,6 +200,12 @@ struct KeyPathProjection: Sendable {
     let property: Property
 
     init(_ name: String, from entity: Entity, in model: Model) throws(KeelError) {
+        if name == Projected.objectIDName {
+            // Reached only by grouped fetches (a plain dictionaries fetch takes `"$id"` first).
+            throw KeelError(
+                .badRequest,
+                "\"$id\" (each object's ID) cannot be a groupBy key, an aggregate's key or a grouped row's column: a group's row stands for many objects")
+        }
         self.name = name
         let components = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = entity

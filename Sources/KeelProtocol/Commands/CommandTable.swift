@@ -17,7 +17,7 @@ public enum CommandTable {
         ArgumentSpec("offset", .integer, "skip this many results first"),
         ArgumentSpec("includeSubentities", .boolean, "include objects of sub-entities (default true)"),
         ArgumentSpec("result", .string, "`objects` (default), `ids`, `count` or `dictionaries`"),
-        ArgumentSpec("properties", .array, "the properties of `dictionaries` results (key paths through to-ones too: `department.name`), and aggregates `{\"name\":…,\"function\":…,\"key\":…}` (count, sum, avg, min, max); for `objects`, the properties their JSON shows"),
+        ArgumentSpec("properties", .array, "the properties of `dictionaries` results (key paths through to-ones too: `department.name`; `$id` for each object's ID), and aggregates `{\"name\":…,\"function\":…,\"key\":…}` (count, sum, avg, min, max); for `objects`, the properties their JSON shows"),
         ArgumentSpec("groupBy", .strings, "with `dictionaries`, one row per group of these keys' values (key paths through to-ones too); `properties` hold these keys and aggregates"),
         ArgumentSpec("having", .string, "with `groupBy` or aggregates, a predicate each group's row must satisfy, over the rows' names (`payroll > %@`: Core Data's `havingPredicate`)"),
         ArgumentSpec("havingArgs", .array, "values for `%@` in `having`, in order (`$NAME` in it takes `vars`)"),

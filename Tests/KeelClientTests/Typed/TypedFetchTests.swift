@@ -188,6 +188,26 @@ struct TypedFetchTests {
                 Employee.self, Employee.department.name, sortedBy: .ascending(\.department.name), limit: 2, offset: 1, distinct: true
             ).collect()
             #expect(try second.map { try $0[Employee.department.name] } == ["Development", "HR"])
+            // Each object's ID among its values (Core Data's evaluated object): the IDs a fetch
+            // of IDs gives, in the same order, sub-entities' included; none when not asked for.
+            let withIDs = try await context.fetchProperties(Person.self, KeelSelf<Person>(), Person.name, sortedBy: .ascending(\.name)).collect()
+            let ids = try await context.fetchIDs(Person.self, sortedBy: .ascending(\.name)).collect()
+            #expect(try withIDs.map { try $0[KeelSelf<Person>()] } == ids)
+            #expect(try withIDs.first { try $0[Person.name] == "Kim" }?[KeelSelf<Person>()] == seed.employees["Kim"].flatMap { KeelID<Person>($0.objectID) })
+            #expect(withIDs.first.map { Array($0.values.keys) } == ["$id", "name"])
+            do throws(KeelError) {
+                let id = try rows[0][KeelSelf<Employee>()]
+                Issue.record("an ID not fetched read as \(id)")
+            } catch {
+                #expect(error.code == .badRequest, "\(error)")
+            }
+            // A group's row has no one object.
+            do throws(KeelError) {
+                _ = try await context.fetchProperties(Employee.self, KeelSelf<Employee>(), Employee.age.count(as: "n"), groupedBy: [Employee.age]).collect()
+                Issue.record("an object ID was fetched with groups")
+            } catch {
+                #expect(error.code == .badRequest, "\(error)")
+            }
             // A key path that ends at or goes through a to-many is refused.
             do throws(KeelError) {
                 _ = try await context.fetchProperties(Employee.self, Employee.department.employees).collect()

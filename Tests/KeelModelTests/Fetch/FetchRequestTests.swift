@@ -99,6 +99,42 @@ struct FetchRequestTests {
         expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", properties: ["department.name"])) }
     }
 
+    @Test("dictionaries: \"$id\" is each object's ID (Core Data's evaluated object), in the request's order, pending inserts and sub-entities included; refused in grouped fetches")
+    func dictionaryObjectIDs() throws {
+        let data = try FetchTestData()
+        let c = data.context()
+        let pending = try c.insert(entity: "Employee", values: ["name": "Ann", "salary": "100"])
+        let sorted = [KeelSortDescriptor(key: "name")]
+        let ids = try c.fetch(FetchRequest(entity: "Employee", sort: sorted, result: .ids)).map(\.id)
+        #expect(ids.contains(pending) && ids.count == 7)
+        let rows = try c.fetch(FetchRequest(entity: "Employee", sort: sorted, result: .dictionaries, properties: ["name", "$id", "department.name"]))
+        #expect(rows.map { $0.json(in: data.model)["$id"] } == ids.map { .string($0.text(in: data.model)) })
+        #expect(rows.map { $0.dictionary["$id"] } == ids.map { .object($0) })
+        let alice = try #require(rows.first { $0.json(in: data.model)["name"] == "Alice" })
+        #expect(alice.json(in: data.model).serialized() == #"{"name":"Alice","$id":"\#(data.employees[0].text(in: data.model))","department.name":"Sales"}"#)
+        // Alone, and through a fetch of the parent entity (its rows are of sub-entities).
+        let only = try c.fetch(FetchRequest(entity: "Employee", sort: sorted, result: .dictionaries, properties: ["$id"]))
+        #expect(only.map { $0.json(in: data.model) } == ids.map { ["$id": .string($0.text(in: data.model))] })
+        let people = try c.fetch(FetchRequest(entity: "Person", sort: sorted, result: .dictionaries, properties: ["$id"])).map(\.id)
+        #expect(try people == c.fetch(FetchRequest(entity: "Person", sort: sorted, result: .ids)).map(\.id))
+        #expect(people.contains(data.students[0]))
+        // Distinct: every row is distinct by its ID.
+        var distinct = FetchRequest(entity: "Employee", sort: sorted, result: .dictionaries, properties: ["$id", "salary"])
+        distinct.distinct = true
+        #expect(try c.fetch(distinct).count == 7)
+        // An object's wire form has its ID already: accepted, nothing more.
+        let objects = try c.fetch(FetchRequest(entity: "Employee", sort: sorted, properties: ["$id", "name"]))
+        #expect(objects.first?.json(in: data.model) == ["$id": .string(ids[0].text(in: data.model)), "$entity": "Employee", "$version": 1, "name": "Alice"])
+        // A group's row stands for many objects.
+        for json: JSON in [
+            ["entity": "Employee", "result": "dictionaries", "groupBy": ["$id"]],
+            ["entity": "Employee", "result": "dictionaries", "groupBy": ["age"], "properties": ["age", "$id"]],
+            ["entity": "Employee", "result": "dictionaries", "properties": [["name": "n", "function": "count", "key": "$id"]]],
+        ] {
+            expectKeelError(.badRequest) { _ = try c.fetch(FetchRequest(json: json)) }
+        }
+    }
+
     @Test("distinct dictionaries: each distinct row once, the first in the fetch's order; offset, limit and COUNT count distinct rows; refused for other results")
     func distinctDictionaries() throws {
         let data = try FetchTestData()
@@ -136,7 +172,7 @@ struct FetchRequestTests {
         expectKeelError(.badRequest) { _ = try FetchRequest(json: ["entity": "Employee", "result": "dictionaries", "properties": ["age"], "distinct": "yes"]) }
     }
 
-    @Test("dictionaries with key paths stream past the first read: every row's related value, in order")
+    @Test("dictionaries with key paths and \"$id\" stream past the first read: every row's related value and ID, in order")
     func dictionaryKeyPathsStream() throws {
         let store = try StoreFixture(model: try TestModels.projectModel())
         let c = ObjectContext(store: store.store)
@@ -148,14 +184,18 @@ struct FetchRequestTests {
         try c.save()
         let reader = ObjectContext(store: store.store)
         var seen: [String] = []
+        var ids: [JSON] = []
         let delivered = try reader.fetch(
-            FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "salary")], result: .dictionaries, properties: ["department.name"])
+            FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "salary")], result: .dictionaries, properties: ["department.name", "$id"])
         ) { row in
             seen.append(row.json(in: store.model)["department.name"]?.stringValue ?? "missing")
+            ids.append(row.json(in: store.model)["$id"] ?? .null)
             return true
         }
         #expect(delivered == n)
         #expect(seen == (0..<n).map { "D\($0 % 3)" })
+        let expected = try reader.fetch(FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "salary")], result: .ids))
+        #expect(ids == expected.map { .string($0.id.text(in: store.model)) })
     }
 
     @Test("a blank predicate (empty or only Unicode white space) is no predicate; any other text is bound")
