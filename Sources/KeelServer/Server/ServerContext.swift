@@ -41,7 +41,7 @@ final class ServerContext: Sendable {
     let sessionActivity = SessionActivity(cores: ProcessInfo.processInfo.activeProcessorCount)
     /// The spare descriptor that lets accept succeed when descriptors run out (AcceptFailures.swift).
     let descriptors = DescriptorReserve()
-    /// The data folder's path as clients never see it (ServerContext+ClientErrors.swift).
+    /// The data and backup folders' paths, as clients never see them (ServerContext+ClientErrors.swift).
     let folderPrefixes: [String]
 
     static let serverName = "keeld"
@@ -54,7 +54,7 @@ final class ServerContext: Sendable {
         self.events = EventHub(store: store)
         self.logger = logger
         self.daemonUID = daemonUID
-        self.folderPrefixes = Self.folderPrefixes(configuration.dataDirectory)
+        self.folderPrefixes = Self.folderPrefixes(configuration.dataDirectory, configuration.backupDirectory)
         self.hello = [
             "server": .string(Self.serverName),
             "version": .string(Self.version),

@@ -32,7 +32,7 @@ struct BackupTarget {
         let realRoot = root.resolvingSymlinksInPath().path
         let realParent = parent.resolvingSymlinksInPath().path
         guard realParent == realRoot || realParent.hasPrefix(realRoot + "/") else {
-            throw KeelError(.badRequest, "BACKUP: \"\(name)\" leads outside the backup folder \(folder)")
+            throw KeelError(.badRequest, "BACKUP: \"\(name)\" leads outside the backup folder")
         }
         let path = realParent + "/" + target.lastPathComponent
         guard !fm.fileExists(atPath: path), (try? fm.destinationOfSymbolicLink(atPath: path)) == nil else {

@@ -115,7 +115,9 @@ final class Session {
                 }
                 if spec.name == "QUIT" { quitting = true }
             } catch {
-                if error.code == .internal {
+                // A fault of keeld or of its files is the operator's to see, with the whole path
+                // (the client's line leaves the folders out).
+                if error.code == .internal || error.code == .corrupt || error.code == .io {
                     logger.error("request failed", metadata: ["request.command": "\(spec.name)", "error": "\(error)"])
                 }
                 append(.error(tag: request.tag, server.clientFacing(error)))
