@@ -106,13 +106,14 @@ struct OutputTests {
             (1 object)
 
             """)
-        // Key paths through to-ones and --distinct: the values alone (FETCH's dictionaries).
+        // Key paths through to-ones: the values and each object's ID (FETCH's dictionaries with
+        // "$id"); --distinct: the values alone.
         try expectOutput(w, ["query", "Book", "--data", "data", "--sort", "title", "--properties", "title,author.name,author.born"], """
-            title                 author.name        author.born
-            A Wizard of Earthsea  Ursula K. Le Guin         1929
-            Invisible Cities      Italo Calvino             1923
-            The Dispossessed      Ursula K. Le Guin         1929
-            (3 rows)
+            $id     title                 author.name        author.born
+            Book/1  A Wizard of Earthsea  Ursula K. Le Guin         1929
+            Book/3  Invisible Cities      Italo Calvino             1923
+            Book/2  The Dispossessed      Ursula K. Le Guin         1929
+            (3 objects)
 
             """)
         try expectOutput(w, ["query", "Book", "--data", "data", "--sort", "author.name", "--properties", "author.name,inPrint", "--distinct"], """

@@ -16,9 +16,9 @@ struct Query: AsyncParsableCommand {
             (a JSON value, or else taken as a string). Sub-entities' objects are included unless \
             --no-subentities. Columns are $id and the properties (--properties, default every stored \
             property of the entity); long cells are cut with "…". Key paths through to-one \
-            relationships (--properties name,department.name) or --distinct fetch only those values \
-            (FETCH's result "dictionaries"): the columns are the properties alone, without $id, and \
-            --distinct shows each distinct row once.
+            relationships (--properties name,department.name) fetch only those values and each \
+            object's $id (FETCH's result "dictionaries"); --distinct shows each distinct row of the \
+            properties once, without $id.
 
             Groups and aggregates: --group-by department.name --properties \
             'department.name,count(),sum(salary),avg(age)' shows one row per department; an aggregate \
@@ -101,7 +101,11 @@ struct Query: AsyncParsableCommand {
         if let limit { members.append(("limit", .int(Int64(limit)))) }
         if let offset { members.append(("offset", .int(Int64(offset)))) }
         if noSubentities { members.append(("includeSubentities", false)) }
-        if let names = columnsAsked { members.append(("properties", .array(names.map { Self.aggregate($0) ?? .string($0) }))) }
+        if let names = columnsAsked {
+            // Rows of objects fetched as values (key paths) ask for each object's ID too.
+            let sent = valuesOnly && rowsAreObjects ? ["$id"] + names.filter { $0 != "$id" } : names
+            members.append(("properties", .array(sent.map { Self.aggregate($0) ?? .string($0) })))
+        }
         if let keys = groupKeys { members.append(("groupBy", .array(keys.map(JSON.string)))) }
         if let having { members.append(("having", .string(having))) }
         if !havingArg.isEmpty { members.append(("havingArgs", .array(havingArg.map { (try? JSON.parse($0)) ?? .string($0) }))) }
@@ -114,6 +118,11 @@ struct Query: AsyncParsableCommand {
     /// aggregate, --group-by or --distinct.
     private var valuesOnly: Bool {
         distinct || groupKeys != nil || (columnsAsked ?? []).contains { $0.contains(".") || Self.aggregate($0) != nil }
+    }
+
+    /// Whether each row is one object (shown with its `$id`): not a distinct row, not a group.
+    private var rowsAreObjects: Bool {
+        !distinct && groupKeys == nil && !(columnsAsked ?? []).contains { Self.aggregate($0) != nil }
     }
 
     private var columnsAsked: [String]? { properties.map(Self.list) }
@@ -157,10 +166,11 @@ struct Query: AsyncParsableCommand {
         let all = rows.withLock { $0 }
         // An aggregate's column is its name (`payroll=sum(salary)`: payroll).
         let asked = columnsAsked?.map { Self.aggregate($0)?["name"]?.stringValue ?? $0 }
-        let columns = (valuesOnly ? [] : ["$id"]) + (asked ?? groupKeys ?? Self.columns(of: entity, in: model))
+        let shown = asked ?? groupKeys ?? Self.columns(of: entity, in: model)
+        let columns = rowsAreObjects ? ["$id"] + shown.filter { $0 != "$id" } : shown
         let cells = all.map { row in columns.map { Self.cell(row[$0]) } }
         print(Output.table(columns, cells))
-        let noun = valuesOnly ? "row" : "object"
+        let noun = rowsAreObjects ? "object" : "row"
         print("(\(all.count) \(noun)\(all.count == 1 ? "" : "s"))")
     }
 
