@@ -61,6 +61,9 @@ public protocol ContextBackend: AnyObject, Sendable {
     /// `HISTORY`: the rows (`{"txn":…,"time":…,"inserted":[…],…}`) of the transactions committed
     /// after `after`, oldest first, at most `limit`; `EXPIRED` when some were pruned.
     func history(after: Int64, limit: Int) async throws(KeelError) -> [JSON]
+    /// `HISTORY.PRUNE`: deletes the history records through transaction `through`; the reply's
+    /// JSON (`{"deleted":n,"prunedThrough":T}`).
+    func pruneHistory(through: Int64) async throws(KeelError) -> JSON
 }
 
 extension ContextBackend {
@@ -71,6 +74,11 @@ extension ContextBackend {
 
     /// A backend without history.
     public func history(after: Int64, limit: Int) async throws(KeelError) -> [JSON] {
+        throw KeelError(.badRequest, "this store keeps no history")
+    }
+
+    /// A backend without history.
+    public func pruneHistory(through: Int64) async throws(KeelError) -> JSON {
         throw KeelError(.badRequest, "this store keeps no history")
     }
 

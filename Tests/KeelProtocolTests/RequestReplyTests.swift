@@ -202,16 +202,17 @@ struct RequestReplyTests {
         #expect(throws: KeelError.self) { try CommandTable.resolve(Request(tag: "t", command: "SAVE", arguments: ["context": 3])) }
     }
 
-    @Test("the table has every command of the spec exactly once, admin ones marked")
+    @Test("the table has every command of the spec and Keel's additions exactly once, admin ones marked")
     func table() {
         let spec = [
             "HELLO", "PING", "QUIT", "MODEL", "CONTEXT.OPEN", "CONTEXT.CLOSE", "INSERT", "UPDATE", "DELETE", "RELATE", "GET",
             "FETCH", "COUNT", "CHANGES", "SAVE", "ROLLBACK", "REFRESH", "BATCH.INSERT", "BATCH.UPDATE", "BATCH.DELETE",
             "SUBSCRIBE", "UNSUBSCRIBE", "HISTORY", "EXPLAIN", "STATS", "CHECKPOINT", "COMPACT", "VERIFY", "BACKUP",
+            "HISTORY.PRUNE",  // Keel's additions: EXPLAIN, HISTORY.PRUNE
         ]
         #expect(Set(CommandTable.all.map(\.name)) == Set(spec))
         #expect(CommandTable.all.count == spec.count)
-        #expect(Set(CommandTable.all.filter(\.isAdmin).map(\.name)) == ["CHECKPOINT", "COMPACT", "VERIFY", "BACKUP"])
+        #expect(Set(CommandTable.all.filter(\.isAdmin).map(\.name)) == ["CHECKPOINT", "COMPACT", "VERIFY", "BACKUP", "HISTORY.PRUNE"])
     }
 }
 

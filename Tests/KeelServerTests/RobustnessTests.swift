@@ -109,7 +109,7 @@ struct RobustnessTests {
         #expect(after == before, "nothing stored changed")
     }
 
-    @Test("Mutated batch requests and history reads: one final line each, never a daemon fault; what they commit leaves the store consistent")
+    @Test("Mutated batch requests, history reads and prunes: one final line each, never a daemon fault; what they commit leaves the store consistent")
     func batchFuzz() throws {
         let seed = DurabilityTests.seed()
         print("RobustnessTests.batchFuzz seed \(seed) (KEEL_SEED=\(seed) replays)")
@@ -128,6 +128,7 @@ struct RobustnessTests {
             #"e BATCH.DELETE {"entity":"Employee","predicate":"salary < 11"}"#,
             #"f BATCH.DELETE {"entity":"Company","predicate":"name == 'C1'"}"#,
             #"g HISTORY {"after":3,"limit":5}"#,
+            #"h HISTORY.PRUNE {"through":4}"#,
         ]
         let rounds = DurabilityTests.slow ? 20_000 : 1_500
         let client = try keeld.connect()

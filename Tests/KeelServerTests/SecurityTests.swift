@@ -17,12 +17,14 @@ struct SecurityTests {
         try keeld.configure(["adminUIDs": [Int]()])
         try keeld.start()
         let client = try keeld.connect()
-        for command in ["CHECKPOINT", "COMPACT", "VERIFY", #"BACKUP {"path":"b1"}"#] {
+        try client.ok(#"i BATCH.INSERT {"entity":"Company","objects":[{"name":"A"}]}"#)
+        for command in ["CHECKPOINT", "COMPACT", "VERIFY", #"BACKUP {"path":"b1"}"#, #"HISTORY.PRUNE {"through":1}"#] {
             let reply = try client.request("a \(command)")
             #expect(reply.errorCode == "PERMISSION", "\(command)")
             #expect(reply.errorMessage?.contains("admin") == true)
         }
         #expect(try client.request("p PING").isOK)
+        #expect(try client.request(#"h HISTORY {"after":0}"#).rows.count == 1, "the history is whole")
         #expect(!FileManager.default.fileExists(atPath: keeld.folder + "/backups/b1"))
     }
 

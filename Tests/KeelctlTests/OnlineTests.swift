@@ -94,6 +94,35 @@ struct OnlineTests {
         #expect(pruning.stop() == 0)
     }
 
+    @Test("history --delete-through deletes the records through a transaction, online and offline; past the last means the last; bad usage refused")
+    func historyDelete() throws {
+        let (keeld, w) = try Self.started()
+        defer {
+            keeld.cleanUp()
+            w.cleanUp()
+        }
+        let client = try keeld.connect()
+        for name in ["A", "B", "C", "D"] {
+            #expect(try client.request(#"b BATCH.INSERT {"entity":"Company","objects":[{"name":"\#(name)"}]}"#).isOK)
+        }
+        let online = try w.keelctl("history", "--socket", keeld.socketPath, "--delete-through", "2")
+        #expect(online.status == 0 && online.stdout == "deleted 2 history records, through transaction 2\n", "\(online)")
+        let rest = try w.keelctl("history", "--socket", keeld.socketPath, "--after", "2")
+        #expect(rest.status == 0 && rest.stdout.split(separator: "\n").map { $0.prefix(6) } == ["txn 3 ", "txn 4 "], "\(rest)")
+        let expired = try w.keelctl("history", "--socket", keeld.socketPath)
+        #expect(expired.status == 1 && expired.stderr.contains("records through 2 were pruned"), "\(expired)")
+        #expect(keeld.stop() == 0)
+        // Offline, past the last transaction: through the last one; --json prints the reply.
+        let offline = try w.keelctl("history", "--data", keeld.dataPath, "--model", Keeld.model, "--delete-through", "99", "--json")
+        #expect(offline.status == 0 && offline.stdout == #"{"deleted":2,"prunedThrough":4}"# + "\n", "\(offline)")
+        let none = try w.keelctl("history", "--data", keeld.dataPath, "--model", Keeld.model, "--after", "4")
+        #expect(none.status == 0 && none.stdout.isEmpty, "\(none)")
+        for usage in [["--delete-through", "-1"], ["--delete-through", "2", "--after", "1"], ["--delete-through", "2", "--limit", "1"]] {
+            let bad = try w.keelctl(arguments: ["history", "--data", keeld.dataPath] + usage)
+            #expect(bad.status == 2, "\(usage): \(bad)")
+        }
+    }
+
     @Test("history reads a long history in pages: every transaction once, in order, --limit across pages")
     func historyPages() throws {
         let (keeld, w) = try Self.started()

@@ -215,6 +215,11 @@ public final class EmbeddedContextBackend: ContextBackend {
         }
     }
 
+    public func pruneHistory(through: Int64) async throws(KeelError) -> JSON {
+        let objects = store.folder.store
+        return try await run { (_) throws(KeelError) -> JSON in try EventTerms.pruneHistory(["through": .int(through)], in: objects) }
+    }
+
     public func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON {
         guard case .object(let members) = arguments else {
             throw KeelError(.badRequest, "a batch request's arguments are a JSON object, not \(arguments.kindName)")

@@ -132,6 +132,10 @@ public final class RemoteContextBackend: ContextBackend {
         return rows
     }
 
+    public func pruneHistory(through: Int64) async throws(KeelError) -> JSON {
+        try await connection.request("HISTORY.PRUNE", ["through": .int(through)]) ?? [:]
+    }
+
     /// `CONTEXT.CLOSE`; nothing for `main`, and nothing when the connection is gone (the
     /// context went with it).
     public func close() async {

@@ -12,7 +12,8 @@
 // A store that prunes its history (keeld's `historyRetention`, `EmbeddedStoreOptions.store
 // .historyRetention`) answers `EXPIRED` when a transaction after the one asked for was pruned
 // (Core Data's expired history token): read the objects again, then follow the history after
-// `details.last`.
+// `details.last`. An application that keeps everything prunes it itself once every reader has
+// caught up: `store.deleteHistory(through: lastSeenByAll)` (Core Data's `deleteHistory(before:)`).
 
 extension KeelStore {
     /// The transactions committed after transaction `txn` (0: from the first), oldest first, at
@@ -24,5 +25,20 @@ extension KeelStore {
             entries.append(try HistoryEntry(row: row))
         }
         return entries
+    }
+
+    /// Deletes the history records of the transactions through `txn` (Core Data's
+    /// `NSPersistentHistoryChangeRequest.deleteHistory(before:)`): call it with the last
+    /// transaction every reader of the history has seen. `history(after:)` an earlier transaction
+    /// is `EXPIRED` from then on. Returns how many records went. Against keeld it is an admin
+    /// command (`PERMISSION` for a peer that is not an admin).
+    @discardableResult
+    public func deleteHistory(through txn: Int64) async throws(KeelError) -> Int {
+        guard txn >= 0 else { throw KeelError(.badRequest, "deleteHistory: the transaction must be from 0") }
+        let reply = try await mainContext.backend.pruneHistory(through: txn)
+        guard let deleted = reply["deleted"]?.intValue else {
+            throw KeelError(.type, "HISTORY.PRUNE: expected {\"deleted\":n,…}, found \(reply.serialized())")
+        }
+        return Int(deleted)
     }
 }

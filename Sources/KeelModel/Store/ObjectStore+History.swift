@@ -287,26 +287,45 @@ extension ObjectStore {
     @discardableResult
     public func pruneHistory(keeping: Int) throws(KeelError) -> Int {
         try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> Int in
-            let bound = Self.pruneBound(last: counter.last, keeping: keeping)
-            var deleted = 0
-            for store in stores {
-                deleted += try untyped { () throws -> Int in
-                    try store.write { txn in
-                        guard let tree = try txn.tree(TreeLayout.history) else { return 0 }
-                        let doomed = try Self.historyKeys(in: tree, through: bound)
-                        for key in doomed { try tree.delete(key: key) }
-                        if let newest = doomed.last.flatMap({ KeyEncoding.readU64($0) }) {
-                            let meta = try txn.openTree(TreeLayout.meta)
-                            try meta.put(key: Array(MetaKey.historyPruned.utf8), value: KeyEncoding.u64(newest))
-                            // The newest record went too: the counter is kept in `$meta save`.
-                            if try tree.count() == 0 { try meta.put(key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(newest)) }
-                        }
-                        return doomed.count
+            try deleteHistoryLocked(through: Self.pruneBound(last: counter.last, keeping: keeping))
+        }
+    }
+
+    /// Deletes, in every store, the history records of the saves through `txn` (Core Data's
+    /// `NSPersistentHistoryChangeRequest.deleteHistory(before:)`, inclusive as `history(after:)`
+    /// is exclusive: a reader that has seen through `txn` deletes through it). A `txn` past the
+    /// last save deletes through the last one — never beyond it, so a save still to come is never
+    /// marked pruned. HISTORY after a transaction before `txn` is `EXPIRED` from then on. Returns
+    /// how many records were deleted and the transaction the history is now pruned through.
+    @discardableResult
+    public func deleteHistory(through txn: SaveID) throws(KeelError) -> (deleted: Int, through: SaveID) {
+        try saveLock.withLock { (counter: inout SaveCounter) throws(KeelError) -> (deleted: Int, through: SaveID) in
+            let bound = min(txn.rawValue, counter.last)
+            return (try deleteHistoryLocked(through: bound), SaveID(rawValue: bound))
+        }
+    }
+
+    /// The body of `pruneHistory` and `deleteHistory`, under the save lock: each store's records
+    /// through `bound` in one transaction of that store, with the `history.pruned` mark.
+    private func deleteHistoryLocked(through bound: UInt64) throws(KeelError) -> Int {
+        var deleted = 0
+        for store in stores {
+            deleted += try untyped { () throws -> Int in
+                try store.write { txn in
+                    guard let tree = try txn.tree(TreeLayout.history) else { return 0 }
+                    let doomed = try Self.historyKeys(in: tree, through: bound)
+                    for key in doomed { try tree.delete(key: key) }
+                    if let newest = doomed.last.flatMap({ KeyEncoding.readU64($0) }) {
+                        let meta = try txn.openTree(TreeLayout.meta)
+                        try meta.put(key: Array(MetaKey.historyPruned.utf8), value: KeyEncoding.u64(newest))
+                        // The newest record went too: the counter is kept in `$meta save`.
+                        if try tree.count() == 0 { try meta.put(key: Array(MetaKey.save.utf8), value: KeyEncoding.u64(newest)) }
                     }
+                    return doomed.count
                 }
             }
-            return deleted
         }
+        return deleted
     }
 
     /// The last save id whose home `txn`'s store was: its newest history record's key, or `$meta

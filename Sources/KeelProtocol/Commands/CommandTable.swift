@@ -162,7 +162,12 @@ public enum CommandTable {
                 ArgumentSpec("limit", .integer, "at most this many"),
             ],
             reply: #"`ROW {"txn":T,"time":"…","inserted":[…],"updated":[…],"deleted":[…]}`… then `OK`"#,
-            "The transactions committed after one, oldest first. When records after `after` were pruned (keeld's `historyRetention`), the answer would have a gap: `ERR EXPIRED` instead, `details` `{\"after\":A,\"prunedThrough\":P,\"last\":L}` — read the objects again, then follow the history after `L`."),
+            "The transactions committed after one, oldest first. When records after `after` were pruned (keeld's `historyRetention`, or HISTORY.PRUNE), the answer would have a gap: `ERR EXPIRED` instead, `details` `{\"after\":A,\"prunedThrough\":P,\"last\":L}` — read the objects again, then follow the history after `L`."),
+        CommandSpec(
+            "HISTORY.PRUNE", group: .notifications, admin: true,
+            arguments: [ArgumentSpec("through", .integer, required: true, "the last transaction whose record goes (a number past the last transaction means the last)")],
+            reply: #"`OK {"deleted":n,"prunedThrough":T}`"#,
+            "Deletes the history records of the transactions through one, in every store (Core Data's `deleteHistory(before:)`): what every reader of the history has seen. HISTORY after an earlier transaction is `ERR EXPIRED` from then on; `prunedThrough` is `through`, or the last transaction when `through` is past it."),
         // Administration
         CommandSpec(
             "STATS", group: .admin,

@@ -70,6 +70,17 @@ public enum EventTerms {
         return (SaveID(rawValue: UInt64(after)), limit)
     }
 
+    /// HISTORY.PRUNE: deletes the history through `through` (checked: a transaction number from
+    /// 0) in `store`; the OK line's JSON, `{"deleted":n,"prunedThrough":T}` (T: `through`, or the
+    /// last transaction when `through` is past it).
+    public static func pruneHistory(_ arguments: OrderedDictionary<String, JSON>, in store: ObjectStore) throws(KeelError) -> JSON {
+        guard let through = arguments["through"]?.intValue, through >= 0 else {
+            throw KeelError(.badRequest, "HISTORY.PRUNE: \"through\" must be a transaction number from 0")
+        }
+        let (deleted, bound) = try store.deleteHistory(through: SaveID(rawValue: UInt64(through)))
+        return ["deleted": .int(Int64(deleted)), "prunedThrough": .int(Int64(bound.rawValue))]
+    }
+
     /// A HISTORY row's JSON for `record`: every object, and when it committed.
     public static func historyRow(_ record: HistoryRecord, model: Model) -> JSON {
         let objects = objects(record, model: model)

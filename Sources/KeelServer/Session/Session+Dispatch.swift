@@ -29,6 +29,7 @@ extension Session {
         "SUBSCRIBE": { s, r throws(KeelError) in .json(try s.subscribe(r)) },
         "UNSUBSCRIBE": { s, r throws(KeelError) in .json(try s.unsubscribe(r)) },
         "HISTORY": { s, r throws(KeelError) in .json(try s.history(r)) },
+        "HISTORY.PRUNE": { s, r throws(KeelError) in .json(try EventTerms.pruneHistory(r.arguments, in: s.server.store)) },
         "STATS": { s, r throws(KeelError) in .json(try s.stats(r)) },
         "CHECKPOINT": { s, r throws(KeelError) in .json(try s.checkpoint(r)) },
         "COMPACT": { s, r throws(KeelError) in .json(try s.compact(r)) },

@@ -34,6 +34,8 @@ protocol Backend: Sendable {
     func importObjects(_ plan: ImportPlan, chunkSize: Int, progress: ProgressBar) async throws(KeelError) -> ImportResult
     /// HISTORY: the rows of the transactions after `after`, oldest first, at most `limit`.
     func history(after: Int64, limit: Int?) async throws(KeelError) -> [JSON]
+    /// HISTORY.PRUNE: deletes the history through `through`; `{"deleted":n,"prunedThrough":T}`.
+    func pruneHistory(through: Int64) async throws(KeelError) -> JSON
     /// Ends the work: closes the store (offline: checkpoint, release the folder) or the connection.
     func close() async throws(KeelError)
 }

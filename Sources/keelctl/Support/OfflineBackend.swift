@@ -92,6 +92,10 @@ final class OfflineBackend: Backend {
         }
     }
 
+    func pruneHistory(through: Int64) async throws(KeelError) -> JSON {
+        try await onThread { [store] () throws(KeelError) -> JSON in try EventTerms.pruneHistory(["through": .int(through)], in: store) }
+    }
+
     func close() async throws(KeelError) {
         defer { folder.release() }
         try await onThread { [store, reading] () throws(KeelError) in try store.close(checkpoint: !reading) }

@@ -87,6 +87,10 @@ final class OnlineBackend: Backend {
         return rows
     }
 
+    func pruneHistory(through: Int64) async throws(KeelError) -> JSON {
+        try await connection.request("HISTORY.PRUNE", ["through": .int(through)]) ?? [:]
+    }
+
     func importObjects(_ plan: ImportPlan, chunkSize: Int, progress: ProgressBar) async throws(KeelError) -> ImportResult {
         let target = OnlineImportTarget(connection: connection)
         return try await onThread { () throws(KeelError) in

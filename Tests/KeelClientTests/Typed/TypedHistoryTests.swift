@@ -70,4 +70,35 @@ struct TypedHistoryTests {
             }
         }
     }
+
+    @Test("deleteHistory(through:): the records through a transaction go, history after it still answers, after an earlier one is EXPIRED", arguments: BackendKind.allCases)
+    func deleteHistory(_ kind: BackendKind) async throws {
+        try await withStore(kind) { store in
+            let context = store.mainContext
+            var txns: [Int64] = []
+            for name in ["A", "B", "C", "D"] {
+                try await context.insert(Company(name: name))
+                txns.append(try #require(try await context.save().transaction))
+            }
+            #expect(try await store.deleteHistory(through: txns[1]) == 2)
+            #expect(try await store.history(after: txns[1]).map(\.txn) == [txns[2], txns[3]])
+            do throws(KeelError) {
+                let entries = try await store.history(after: txns[0])
+                Issue.record("history after a deleted transaction gave \(entries.map(\.txn))")
+            } catch {
+                #expect(error.code == .expired && error.details?["prunedThrough"]?.intValue == txns[1], "\(error)")
+            }
+            // Through a transaction not made yet: through the last one; the next save's record stays.
+            #expect(try await store.deleteHistory(through: txns[3] + 100) == 2)
+            try await context.insert(Company(name: "E"))
+            let next = try #require(try await context.save().transaction)
+            #expect(try await store.history(after: txns[3]).map(\.txn) == [next])
+            do throws(KeelError) {
+                _ = try await store.deleteHistory(through: -1)
+                Issue.record("a negative transaction was taken")
+            } catch {
+                #expect(error.code == .badRequest, "\(error)")
+            }
+        }
+    }
 }

@@ -86,6 +86,35 @@ struct HomeStoreSaveTests {
         try f.expectConsistent()
     }
 
+    @Test("deleteHistory(through:) deletes through a transaction in every store (inclusive), never past the last save; HISTORY before it is EXPIRED, after it answers; ids go on")
+    func deleteHistoryThrough() throws {
+        let model = TestModels.company(twoStores: true)
+        var f = try StoreFixture(model: model)
+        for i in 0..<6 {
+            if i % 3 == 0 { _ = try Self.insertDesk(f.store, model, Int64(i)) } else { _ = try Self.insertBuilding(f.store, model, "B\(i)") }
+        }
+        // Saves 1 and 4 are the primary's, 2, 3, 5, 6 the sites store's.
+        let (deleted, through) = try f.store.deleteHistory(through: SaveID(rawValue: 4))
+        #expect(deleted == 4 && through == SaveID(rawValue: 4))
+        #expect(try Self.historyKeys(f.store.stores[0]).isEmpty && Self.historyKeys(f.store.stores[Self.sites]) == [5, 6])
+        #expect(try f.store.history(after: SaveID(rawValue: 4)).map(\.saveID.rawValue) == [5, 6])
+        Self.expectExpired(f.store, after: 3, prunedThrough: 4, last: 6)
+        // Again through the same or an earlier one: nothing more goes.
+        #expect(try f.store.deleteHistory(through: SaveID(rawValue: 2)) == (0, SaveID(rawValue: 2)))
+        // Past the last save: through the last one only, so the next save's history is whole.
+        let past = try f.store.deleteHistory(through: SaveID(rawValue: 1000))
+        #expect(past.deleted == 2 && past.through == SaveID(rawValue: 6))
+        #expect(try f.store.history(after: SaveID(rawValue: 6)).isEmpty)
+        #expect(try Self.insertBuilding(f.store, model, "Depot").saveID == SaveID(rawValue: 7))
+        #expect(try f.store.history(after: SaveID(rawValue: 6)).map(\.saveID.rawValue) == [7])
+        Self.expectExpired(f.store, after: 5, prunedThrough: 6, last: 7)
+        try f.reopen()
+        #expect(try f.store.history(after: SaveID(rawValue: 6)).map(\.saveID.rawValue) == [7])
+        Self.expectExpired(f.store, after: 5, prunedThrough: 6, last: 7)
+        #expect(try Self.insertDesk(f.store, model, 9).saveID == SaveID(rawValue: 8))
+        try f.expectConsistent()
+    }
+
     @Test("the counter is the newest history key: saves write no `$meta save`; pruning every record keeps it there, and ids go on after a reopen")
     func counterSurvivesPruning() throws {
         let model = TestModels.company(twoStores: true)
