@@ -38,6 +38,10 @@ public struct ObjectOrdering: Sendable {
                     .noSuchProperty, "sort key \"\(descriptor.key)\": \(why)",
                     details: ["key": .string(descriptor.key), "entity": .string(model[entity].name)])
             }
+            if descriptor.key.hasPrefix("$") {
+                // `$id`, or a variable: not a property (the predicate language would read a variable).
+                throw refusal("a sort key is a property or a key path through to-ones, not a variable or $id (rows with equal keys come in object ID order already)")
+            }
             let operand: PredicateBinder.Operand
             do throws(KeelError) {
                 guard case .keyPath(let path) = try PredicateCache.keyPath(descriptor.key) else {

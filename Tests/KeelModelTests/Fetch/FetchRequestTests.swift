@@ -125,6 +125,10 @@ struct FetchRequestTests {
         // An object's wire form has its ID already: accepted, nothing more.
         let objects = try c.fetch(FetchRequest(entity: "Employee", sort: sorted, properties: ["$id", "name"]))
         #expect(objects.first?.json(in: data.model) == ["$id": .string(ids[0].text(in: data.model)), "$entity": "Employee", "$version": 1, "name": "Alice"])
+        // Not a sort key: rows with equal keys come in object ID order already (the predicate
+        // language read `$id` as a variable and asked for its value).
+        let sortByID = expectKeelError(.noSuchProperty) { _ = try c.fetch(FetchRequest(entity: "Employee", sort: [KeelSortDescriptor(key: "$id")])) }
+        #expect(sortByID?.message.contains("object ID order") == true, "\(String(describing: sortByID))")
         // A group's row stands for many objects.
         for json: JSON in [
             ["entity": "Employee", "result": "dictionaries", "groupBy": ["$id"]],
