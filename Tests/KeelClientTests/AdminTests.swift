@@ -65,7 +65,7 @@ struct AdminTests {
         let connection = try await daemon.connect()
         for call in [
             { try await connection.checkpoint() }, { _ = try await connection.compact() }, { _ = try await connection.verify() },
-            { _ = try await connection.backup(path: "b") },
+            { _ = try await connection.backup(path: "b") }, { _ = try await connection.pruneHistory(through: 1) },
         ] as [() async throws -> Void] {
             let error = await keelError { try await call() }
             #expect(error?.code == .permission)

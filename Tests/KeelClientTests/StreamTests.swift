@@ -79,7 +79,7 @@ struct StreamTests {
         try await connection.ping()
     }
 
-    @Test("HISTORY streams the transactions after one, typed")
+    @Test("HISTORY streams the transactions after one, typed; HISTORY.PRUNE deletes through one")
     func history() async throws {
         let daemon = try LiveDaemon()
         let connection = try await daemon.connect()
@@ -97,6 +97,11 @@ struct StreamTests {
         #expect(limited.map(\.txn) == [txns[2], txns[3]])
         let error = await keelError { _ = try await connection.history(after: -1).collect() }
         #expect(error?.code == .badRequest)
+        // HISTORY.PRUNE: the records through a transaction go; HISTORY before it is EXPIRED.
+        #expect(try await connection.pruneHistory(through: txns[1]) == all.count - 3)
+        #expect(try await connection.history(after: txns[1]).collect().map(\.txn) == Array(txns[2...]))
+        let expired = await keelError { _ = try await connection.history(after: 0).collect() }
+        #expect(expired?.code == .expired && expired?.details?["prunedThrough"]?.intValue == txns[1], "\(String(describing: expired))")
     }
 
     @Test("the stream API converts to AsyncThrowingStream with back-pressure kept")

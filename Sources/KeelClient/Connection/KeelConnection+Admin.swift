@@ -1,7 +1,7 @@
 // Store-level and admin calls as methods (spec/protocol.md, "Commands"): what keelctl's
 // `--socket` mode and applications use without a context. Each is one request through
 // `request`/`stream`, so pipelining, deadlines and errors are the same as for any call; the
-// admin ones (CHECKPOINT, COMPACT, VERIFY, BACKUP) default to `options.maintenanceDeadline` and
+// admin ones (CHECKPOINT, COMPACT, VERIFY, BACKUP, HISTORY.PRUNE) default to `options.maintenanceDeadline` and
 // fail with `PERMISSION` for a peer that is not an admin of the daemon.
 
 public import KeelModel
@@ -50,6 +50,15 @@ extension KeelConnection {
         var arguments: JSON = ["after": .int(after)]
         if let limit { arguments = ["after": .int(after), "limit": .int(Int64(limit))] }
         return stream("HISTORY", arguments, deadline: deadline) { row throws(KeelError) in try HistoryEntry(row: row) }
+    }
+
+    /// `HISTORY.PRUNE` (admin): deletes the history records of the transactions through
+    /// `through` (past the last transaction: through the last); returns how many went.
+    /// `HISTORY` after an earlier transaction is `EXPIRED` from then on.
+    @discardableResult
+    public func pruneHistory(through: Int64, deadline: Duration? = nil) async throws(KeelError) -> Int {
+        let reply = try await request("HISTORY.PRUNE", ["through": .int(through)], deadline: deadline) ?? [:]
+        return Int(reply["deleted"]?.intValue ?? 0)
     }
 
     /// `EXPLAIN`: how a FETCH (`request`, the FETCH JSON; `context` in it names the context)
