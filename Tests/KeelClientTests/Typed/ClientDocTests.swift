@@ -85,7 +85,7 @@ struct ClientDocTests {
         }
     }
 
-    @Test("catching up through the history, as the snippet of \"History\" pages it", arguments: BackendKind.allCases)
+    @Test("catching up through the history, as the snippet of \"History\" pages it, then deleting what was read", arguments: BackendKind.allCases)
     func historyPaging(_ kind: BackendKind) async throws {
         try await withStore(kind) { store in
             let context = store.mainContext
@@ -101,8 +101,11 @@ struct ClientDocTests {
                 for entry in page { apply(entry) }
                 lastSeen = last.txn
             }
+            try await store.deleteHistory(through: lastSeen)  // when every reader has seen it (below)
             #expect(applied.count == 5 && applied == applied.sorted())
             #expect(lastSeen == applied.last)
+            #expect(try await store.history(after: lastSeen).isEmpty)
+            await #expect(throws: KeelError.self) { _ = try await store.history(after: savedToken) }
         }
     }
 
