@@ -207,27 +207,31 @@ public final class EmbeddedContextBackend: ContextBackend {
         try store.subscribe(entities: EventTerms.followed(entities, in: model))
     }
 
+    // Store-level commands run on the store's command thread (EmbeddedStore.runCommand), never
+    // on the cooperative pool (a batch commits and fsyncs, a history read reads pages) and not on
+    // this context's thread, whose calls they would hold up.
+
     public func history(after: Int64, limit: Int) async throws(KeelError) -> [JSON] {
         let range = try EventTerms.historyRange(["after": .int(after), "limit": .int(Int64(limit))])
-        let objects = store.folder.store
-        return try await run { (_) throws(KeelError) -> [JSON] in
+        try checkUsable()
+        return try await store.runCommand { (objects) throws(KeelError) -> [JSON] in
             try objects.history(after: range.after, limit: range.limit).map { EventTerms.historyRow($0, model: objects.model) }
         }
     }
 
     public func pruneHistory(through: Int64) async throws(KeelError) -> JSON {
-        let objects = store.folder.store
-        return try await run { (_) throws(KeelError) -> JSON in try EventTerms.pruneHistory(["through": .int(through)], in: objects) }
+        try checkUsable()
+        return try await store.runCommand { (objects) throws(KeelError) -> JSON in
+            try EventTerms.pruneHistory(["through": .int(through)], in: objects)
+        }
     }
 
     public func batch(_ command: String, _ arguments: JSON) async throws(KeelError) -> JSON {
         guard case .object(let members) = arguments else {
             throw KeelError(.badRequest, "a batch request's arguments are a JSON object, not \(arguments.kindName)")
         }
-        // On this context's thread, as keeld runs it on the connection's: a batch commits and
-        // fsyncs (never on the cooperative pool).
-        let objects = store.folder.store
-        return try await run { (_) throws(KeelError) -> JSON in try BatchCommands.run(command, members, store: objects) }
+        try checkUsable()
+        return try await store.runCommand { (objects) throws(KeelError) -> JSON in try BatchCommands.run(command, members, store: objects) }
     }
 
     public func close() async {

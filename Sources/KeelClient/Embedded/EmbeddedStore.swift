@@ -43,6 +43,11 @@ final class EmbeddedStore: Sendable {
 
     /// Guards the open context names and whether the store is closed.
     private let registry = Mutex(Registry())
+    /// The thread store-level commands run on (batch requests, history, its deletion): started at
+    /// the first one, stopped when the store closes. Not a context's thread, so a long batch
+    /// does not hold up the main context's calls (nor they it); keeld runs them on the
+    /// connection's thread, which the connection's contexts share.
+    private let commandThread = Mutex<ContextThread?>(nil)
 
     init(folder: DataFolder, options: EmbeddedStoreOptions) {
         self.folder = folder
@@ -87,8 +92,28 @@ final class EmbeddedStore: Sendable {
         _ = registry.withLock { $0.names.remove(name) }
     }
 
+    /// Runs a store-level command (`body`, with the object store) on the store's command thread;
+    /// `READ_ONLY` once the store is closed.
+    func runCommand<T: Sendable>(_ body: @escaping @Sendable (ObjectStore) throws(KeelError) -> T) async throws(KeelError) -> T {
+        let closedError = KeelError(.readOnly, "the embedded store in \(folder.directory) is closed")
+        try checkOpen()
+        let objects = folder.store
+        let thread = commandThread.withLock { thread -> ContextThread in
+            if let thread { return thread }
+            let made = ContextThread(name: "keel.store.commands")
+            thread = made
+            return made
+        }
+        let result: Result<T, KeelError> = await withCheckedContinuation { done in
+            let accepted = thread.submit { done.resume(returning: Result { () throws(KeelError) -> T in try body(objects) }) }
+            if !accepted { done.resume(returning: .failure(closedError)) }
+        }
+        return try result.get()
+    }
+
     /// Marks the store closed (later calls fail) and ends its change subscriptions with
-    /// `DISCONNECTED`, as a closed connection ends its own; true the first time.
+    /// `DISCONNECTED`, as a closed connection ends its own; true the first time. The command
+    /// thread finishes the commands already queued and ends.
     func markClosed() -> Bool {
         let (first, ended) = registry.withLock { r in
             defer {
@@ -97,6 +122,7 @@ final class EmbeddedStore: Sendable {
             }
             return (!r.closed, Array(r.subscriptions.values))
         }
+        commandThread.withLock { $0 }?.stop()
         for subscription in ended {
             folder.store.removeObserver(subscription.token)
             subscription.buffer.finish(KeelError(.disconnected, "the embedded store in \(folder.directory) was closed"))

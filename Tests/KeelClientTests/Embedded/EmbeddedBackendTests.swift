@@ -38,6 +38,40 @@ struct EmbeddedBackendTests {
         #expect(late?.code == .readOnly)
     }
 
+    @Test("store-level commands (batch, history, its deletion) run on the store's command thread: a busy main context does not hold them up; closed, they are READ_ONLY")
+    func storeCommandsOffTheContextThread() async throws {
+        let folder = try TestPaths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try await KeelStore.open(dataFolder: folder + "/data", model: TestPaths.model)
+        let backend = try #require(store.mainContext.backend as? EmbeddedContextBackend)
+        // The main context's thread is kept busy until the batch has answered (or 30 s passed).
+        let release = DispatchSemaphore(value: 0)
+        let busy = DispatchSemaphore(value: 0)
+        backend.thread.submit {
+            busy.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        busy.wait()
+        let batch = Task { try await store.batchInsert([Company(name: "A"), Company(name: "B")]) }
+        let answeredFirst = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { _ = try? await batch.value; return true }
+            group.addTask { try? await Task.sleep(for: .seconds(20)); return false }
+            let first = await group.next() ?? false
+            if !first { release.signal() }  // let a batch stuck behind the context finish
+            group.cancelAll()
+            return first
+        }
+        #expect(answeredFirst, "the batch waited for the main context's thread")
+        let txn = try #require(try await batch.value.transaction)
+        #expect(try await store.history(after: 0).map(\.txn) == [txn])
+        #expect(try await store.deleteHistory(through: txn) == 1)
+        release.signal()
+        #expect(try await store.mainContext.count(Company.self) == 2)
+        try await store.close()
+        let late = await #expect(throws: KeelError.self) { _ = try await store.history(after: 0) }
+        #expect(late?.code == .readOnly, "\(String(describing: late))")
+    }
+
     @Test("the data folder is locked while open: a second open is BUSY; a bad model is INVALID_MODEL")
     func lock() async throws {
         let folder = try TestPaths.temporaryFolder()
