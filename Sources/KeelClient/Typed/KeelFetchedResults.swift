@@ -101,7 +101,8 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
                 // Subscribed first, then fetched: a save between the two comes as an event.
                 let context = try await store.newContext(name: store.core.nextContextName("fetched-results"))
                 self.live = Live(context)
-                self.events = try await store.changes(of: Self.followsKeyPaths(request, sectionKey) ? nil : [E.self]).makeAsyncIterator()
+                let followsAll = Self.followsKeyPaths(request, sectionKey, model: store.model)
+                self.events = try await store.changes(of: followsAll ? nil : [E.self]).makeAsyncIterator()
                 (ids, sections) = try await Self.fetch(request, sectionKey, in: context, isolation: actor)
                 return Snapshot(ids: ids, difference: ids.difference(from: []), updated: [], transaction: nil, sections: sections)
             }
@@ -132,22 +133,19 @@ public struct KeelFetchedResults<E: KeelObject>: AsyncSequence, Sendable {
         }
 
         /// Whether the predicate, a sort or the section key reads another object than the fetched
-        /// one (a key path, an aggregate over a to-many, a SUBQUERY): then any transaction may
-        /// change the result.
-        static func followsKeyPaths(_ request: KeelFetchRequest<E>, _ sectionKey: (any GroupableKey<E>)? = nil) -> Bool {
+        /// one (a key path, an aggregate over a to-many, a SUBQUERY), or the predicate compares a
+        /// relationship whose targets may be deleted without the object recording it
+        /// (`owner == nil` holds, and `owner == %@` no longer does, once a noAction delete
+        /// leaves `owner` dangling): then any transaction may change the result.
+        static func followsKeyPaths(_ request: KeelFetchRequest<E>, _ sectionKey: (any GroupableKey<E>)? = nil, model: Model) -> Bool {
             if request.sortedBy.contains(where: { $0.key.contains(".") }) || sectionKey?.propertyName.contains(".") == true { return true }
             guard let format = request.predicate?.format else { return false }
             // Read from the predicate's syntax tree, so a literal with a dot (`name == 'a.b'`, 3.5)
             // does not count; one that does not parse follows everything (the fetch reports it).
             guard let tree = try? KeelPredicate.parse(format) else { return true }
             if tree.readsOtherObjects { return true }
-            // `owner == nil` also holds once the owner is deleted, which a noAction delete does not
-            // record as a change of the object: such a to-one makes every entity's saves count.
-            let nilKeys = tree.keysComparedWithNil
-            return E.entity.properties.contains { property in
-                guard nilKeys.contains(property.name), case .toOne = property.kind else { return false }
-                return true
-            }
+            guard let entity = model.entity(named: E.entity.name) else { return true }
+            return tree.comparedKeys.contains { model.relationshipMayDangle($0, of: entity) }
         }
 
         /// The request's IDs, as the context sees the store now, and with a section key their

@@ -159,3 +159,13 @@ public struct ObjectValues {
         return ObjectValues(row: row, state: state)
     }
 }
+
+extension Model {
+    /// Whether `entity`'s relationship `name` may hold targets that were deleted, with no change
+    /// of the holder recorded: its inverse's delete rule is `noAction`, or it has no inverse
+    /// (`ObjectContext.mayDangle`). False for an attribute or an unknown name.
+    public func relationshipMayDangle(_ name: String, of entity: Entity) -> Bool {
+        guard case .relationship(let r)? = entity.property(named: name) else { return false }
+        return ObjectContext.mayDangle(r, self)
+    }
+}

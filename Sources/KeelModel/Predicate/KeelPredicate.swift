@@ -138,8 +138,9 @@ extension KeelPredicate {
     /// Whether evaluating the predicate for an object may read another object: a key path of
     /// more than one property (`department.name`), a collection operator (`employees.@count`), a
     /// SUBQUERY, or a variable with properties after it (`$FETCH_SOURCE.uuid`). False means the
-    /// answer for an object changes only when that object does — but for a to-one compared with
-    /// nil (`keysComparedWithNil`) — and live results follow only its entity then (KeelClient's
+    /// answer for an object changes only when that object does — but for a relationship whose
+    /// targets may be deleted without the object recording it (`comparedKeys`,
+    /// `Model.relationshipMayDangle`) — and live results follow only its entity then (KeelClient's
     /// KeelFetchedResults).
     public var readsOtherObjects: Bool {
         switch self {
@@ -147,6 +148,19 @@ extension KeelPredicate {
         case .not(let p): p.readsOtherObjects
         case .and(let terms), .or(let terms): terms.contains { $0.readsOtherObjects }
         case .comparison(let c): c.left.readsOtherObjects || c.right.readsOtherObjects
+        }
+    }
+
+    /// The single properties of the evaluated object a comparison reads, on either side and with
+    /// any operator (`owner == nil`, `owner == %@`, `nil != department`, `ANY computers == %@`).
+    /// For a relationship whose targets may dangle the answer changes when a target is deleted,
+    /// which records no change of the object itself.
+    public var comparedKeys: Set<String> {
+        switch self {
+        case .constant: []
+        case .not(let p): p.comparedKeys
+        case .and(let terms), .or(let terms): terms.reduce(into: []) { $0.formUnion($1.comparedKeys) }
+        case .comparison(let c): Set([c.left.singleKey, c.right.singleKey].compactMap { $0 })
         }
     }
 }
@@ -166,27 +180,11 @@ extension KeelExpression {
             }
         }
     }
-}
 
-extension KeelPredicate {
-    /// The single properties compared with `nil` (`owner == nil`, `nil != owner`). For a to-one
-    /// such a comparison also holds while its target is deleted, and a `noAction` delete changes
-    /// nothing recorded of the object itself: live results then follow every entity.
-    public var keysComparedWithNil: Set<String> {
-        switch self {
-        case .constant: []
-        case .not(let p): p.keysComparedWithNil
-        case .and(let terms), .or(let terms): terms.reduce(into: []) { $0.formUnion($1.keysComparedWithNil) }
-        case .comparison(let c):
-            switch (c.left, c.right) {
-            case (.keyPath(let path), .literal(let l)), (.literal(let l), .keyPath(let path)):
-                if case .null = l.kind, case .object = path.base, path.components.count == 1, case .key(let name) = path.components[0] {
-                    [name]
-                } else {
-                    []
-                }
-            default: []
-            }
-        }
+    /// The property name when this is a key path of one property of the evaluated object.
+    var singleKey: String? {
+        guard case .keyPath(let path) = self, case .object = path.base, path.components.count == 1, case .key(let name) = path.components[0]
+        else { return nil }
+        return name
     }
 }

@@ -28,10 +28,11 @@ struct PredicateReachTests {
         ("age BETWEEN {1, 2} OR company.name == 'x'", true),
     ]
 
-    @Test("the single properties compared with nil, on either side, under NOT, AND and OR")
-    func nilKeys() throws {
-        #expect(try KeelPredicate.parse("owner == nil OR (nil != department AND NOT (address == NULL))").keysComparedWithNil == ["owner", "department", "address"])
-        #expect(try KeelPredicate.parse("department.name == nil OR owner == %@ OR age > 3").keysComparedWithNil.isEmpty)
+    @Test("the single properties a comparison reads, on either side, any operator, under NOT, AND and OR; key paths and SELF are not")
+    func comparedKeys() throws {
+        #expect(try KeelPredicate.parse("owner == nil OR (nil != department AND NOT (address == NULL))").comparedKeys == ["owner", "department", "address"])
+        #expect(try KeelPredicate.parse("department.name == nil OR owner == %@ OR 3 < age OR ANY computers == %@").comparedKeys == ["owner", "age", "computers"])
+        #expect(try KeelPredicate.parse("department.name == 'x' OR SELF == %@ OR $V.x == 1 OR employees.@count > 2").comparedKeys.isEmpty)
     }
 
     @Test("dotted literals and own properties do not count; key paths, collection operators, SUBQUERY and a variable's properties do", arguments: cases)
