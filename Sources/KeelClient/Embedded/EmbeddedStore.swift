@@ -70,10 +70,13 @@ final class EmbeddedStore: Sendable {
 
     var model: Model { folder.model }
 
+    /// What a call on the closed store fails with.
+    private var closedError: KeelError { KeelError(.readOnly, "the embedded store in \(folder.directory) is closed") }
+
     /// Throws once the store is closed.
     func checkOpen() throws(KeelError) {
         if registry.withLock({ $0.closed }) {
-            throw KeelError(.readOnly, "the embedded store in \(folder.directory) is closed")
+            throw closedError
         }
     }
 
@@ -84,7 +87,7 @@ final class EmbeddedStore: Sendable {
             if r.closed { return nil }
             return !r.names.insert(name).inserted
         }
-        guard let taken else { throw KeelError(.readOnly, "the embedded store in \(folder.directory) is closed") }
+        guard let taken else { throw closedError }
         if taken { throw KeelError(.badRequest, "a context named \"\(name)\" is already open on this store") }
     }
 
@@ -95,7 +98,6 @@ final class EmbeddedStore: Sendable {
     /// Runs a store-level command (`body`, with the object store) on the store's command thread;
     /// `READ_ONLY` once the store is closed.
     func runCommand<T: Sendable>(_ body: @escaping @Sendable (ObjectStore) throws(KeelError) -> T) async throws(KeelError) -> T {
-        let closedError = KeelError(.readOnly, "the embedded store in \(folder.directory) is closed")
         try checkOpen()
         let objects = folder.store
         let thread = commandThread.withLock { thread -> ContextThread in
@@ -154,7 +156,7 @@ final class EmbeddedStore: Sendable {
         }
         guard added else {
             folder.store.removeObserver(token)
-            throw KeelError(.readOnly, "the embedded store in \(folder.directory) is closed")
+            throw closedError
         }
         return KeelStream(buffer)
     }
